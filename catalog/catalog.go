@@ -1,0 +1,380 @@
+// Package catalog knows the relations of a backend database: their columns
+// and types, kind, owner and root parent, and resolves names the way
+// PostgreSQL does with a search_path.
+//
+// One Catalog serves one database. It keeps an immutable Snapshot of the
+// whole database, loaded with two queries through pgx, and replaces it in the
+// background when it is older than the TTL. A name that is not in the
+// snapshot forces one synchronous reload (rate limited), so a table created a
+// moment ago is found. Every reload that changes something bumps the
+// snapshot's Version, which is part of every rewrite-cache key.
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Relation kinds, as pg_class.relkind.
+const (
+	KindTable            = 'r'
+	KindPartitionedTable = 'p'
+	KindView             = 'v'
+	KindMatView          = 'm'
+	KindForeignTable     = 'f'
+)
+
+// Relation is one table-like object.
+type Relation struct {
+	OID    uint32
+	Schema string
+	Name   string
+	Kind   byte
+	Owner  string
+	// RootSchema/RootName name the topmost inheritance or partition ancestor,
+	// whose policies govern this relation; they equal Schema/Name for a root.
+	RootSchema, RootName string
+	// MultipleRoots is set for a child with more than one inheritance root;
+	// the rewriter denies it rather than pick one root's policies.
+	MultipleRoots bool
+	Columns       []Column
+
+	colIndex map[string]int
+}
+
+// Column is one user column (attnum > 0, not dropped), in attnum order.
+type Column struct {
+	Name     string
+	Num      int16
+	TypeOID  uint32
+	BaseOID  uint32 // base type for domains, else TypeOID
+	TypMod   int32
+	TypeName string // format_type(atttypid, atttypmod)
+}
+
+// Column returns the named column (exact, case-sensitive, as PostgreSQL
+// stores identifiers after folding).
+func (r *Relation) Column(name string) (*Column, bool) {
+	i, ok := r.colIndex[name]
+	if !ok {
+		return nil, false
+	}
+	return &r.Columns[i], true
+}
+
+// IsSystem reports whether the relation lives in pg_catalog or
+// information_schema, which Ranger does not govern (DESIGN §4).
+func (r *Relation) IsSystem() bool { return IsSystemSchema(r.Schema) }
+
+// IsSystemSchema reports whether schema is pg_catalog or information_schema.
+func IsSystemSchema(schema string) bool {
+	return schema == "pg_catalog" || schema == "information_schema"
+}
+
+// Snapshot is an immutable view of one database's relations.
+type Snapshot struct {
+	Version        uint64
+	LoadedAt       time.Time
+	ServerEncoding string
+	HasICU         bool // the "und-x-icu" collation exists (needed by masks)
+
+	byQualified map[string]*Relation   // schema + "." + name
+	byName      map[string][]*Relation // name → relations in any schema
+	schemas     map[string]bool
+	catalogFunc map[string]bool // function names in pg_catalog
+}
+
+// Lookup finds schema.name exactly.
+func (s *Snapshot) Lookup(schema, name string) (*Relation, bool) {
+	r, ok := s.byQualified[schema+"."+name]
+	return r, ok
+}
+
+// SchemaExists reports whether a schema of that name exists.
+func (s *Snapshot) SchemaExists(schema string) bool { return s.schemas[schema] }
+
+// IsCatalogFunction reports whether pg_catalog has a function of that name.
+func (s *Snapshot) IsCatalogFunction(name string) bool { return s.catalogFunc[name] }
+
+// Resolve finds an unqualified relation name the way PostgreSQL's
+// RangeVarGetRelid does: pg_catalog first unless the path lists it, then
+// each schema of the path. "$user" stands for sessionUser. Temporary schemas
+// are not searched: pgranger does not let sessions create temporary
+// relations, so none can shadow a name.
+func (s *Snapshot) Resolve(name string, searchPath []string, sessionUser string) (*Relation, bool) {
+	for _, schema := range EffectivePath(searchPath, sessionUser) {
+		if r, ok := s.Lookup(schema, name); ok {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// EffectivePath is the list of schemas PostgreSQL searches for a path:
+// pg_catalog first when the path does not name it, "$user" replaced,
+// pg_temp dropped (see Resolve).
+func EffectivePath(searchPath []string, sessionUser string) []string {
+	out := make([]string, 0, len(searchPath)+1)
+	hasCatalog := false
+	for _, p := range searchPath {
+		if p == "pg_catalog" {
+			hasCatalog = true
+		}
+	}
+	if !hasCatalog {
+		out = append(out, "pg_catalog")
+	}
+	for _, p := range searchPath {
+		switch p {
+		case "$user":
+			out = append(out, sessionUser)
+		case "pg_temp":
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Catalog loads and caches Snapshots of one database.
+type Catalog struct {
+	pool *pgxpool.Pool
+	ttl  time.Duration
+
+	snap atomic.Pointer[Snapshot]
+
+	mu          sync.Mutex // serialises loads; guards lastForced
+	lastForced  time.Time
+	version     atomic.Uint64
+	lastHash    uint64
+	refreshing  atomic.Bool
+	loadTimeout time.Duration
+}
+
+// Open connects a small pgx pool to database for catalog queries and loads
+// the first snapshot. dsn is the backend DSN; database overrides its dbname.
+func Open(ctx context.Context, dsn, database string, ttl time.Duration) (*Catalog, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.Database = database
+	cfg.MaxConns = 2
+	cfg.ConnConfig.RuntimeParams["application_name"] = "pgranger catalog"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Catalog{pool: pool, ttl: ttl, loadTimeout: 30 * time.Second}
+	if _, err := c.load(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close releases the catalog's connections.
+func (c *Catalog) Close() { c.pool.Close() }
+
+// Current returns the newest snapshot and starts a background reload when it
+// is older than the TTL. It never waits on the database.
+func (c *Catalog) Current() *Snapshot {
+	s := c.snap.Load()
+	if time.Since(s.LoadedAt) > c.ttl && c.refreshing.CompareAndSwap(false, true) {
+		go func() {
+			defer c.refreshing.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), c.loadTimeout)
+			defer cancel()
+			c.load(ctx) // on failure the old snapshot stays; the next call retries
+		}()
+	}
+	return s
+}
+
+// Refresh reloads now unless a forced reload ran within minInterval, and
+// returns the newest snapshot. The rewriter calls it when a name is missing.
+func (c *Catalog) Refresh(ctx context.Context, minInterval time.Duration) (*Snapshot, error) {
+	c.mu.Lock()
+	recent := time.Since(c.lastForced) < minInterval
+	if !recent {
+		c.lastForced = time.Now()
+	}
+	c.mu.Unlock()
+	if recent {
+		return c.snap.Load(), nil
+	}
+	return c.load(ctx)
+}
+
+const relationsSQL = `
+WITH RECURSIVE up(child, parent, depth) AS (
+    SELECT inhrelid, inhparent, 1 FROM pg_catalog.pg_inherits
+  UNION ALL
+    SELECT up.child, i.inhparent, up.depth + 1
+    FROM up JOIN pg_catalog.pg_inherits i ON i.inhrelid = up.parent
+    WHERE up.depth < 64
+), roots AS (
+    SELECT up.child, up.parent FROM up
+    WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = up.parent)
+)
+SELECT c.oid, n.nspname, c.relname, c.relkind::text, pg_catalog.pg_get_userbyid(c.relowner),
+       coalesce((SELECT array_agg(DISTINCT rn.nspname || '.' || rc.relname)
+                 FROM roots r JOIN pg_catalog.pg_class rc ON rc.oid = r.parent
+                 JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
+                 WHERE r.child = c.oid), '{}')
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r','p','v','m','f')
+  AND n.nspname !~ '^pg_temp_' AND n.nspname !~ '^pg_toast'
+ORDER BY c.oid`
+
+const columnsSQL = `
+SELECT a.attrelid, a.attname, a.attnum, a.atttypid,
+       CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END,
+       a.atttypmod, pg_catalog.format_type(a.atttypid, a.atttypmod)
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r','p','v','m','f')
+  AND n.nspname !~ '^pg_temp_' AND n.nspname !~ '^pg_toast'
+ORDER BY a.attrelid, a.attnum`
+
+const miscSQL = `
+SELECT current_setting('server_encoding'),
+       EXISTS (SELECT 1 FROM pg_catalog.pg_collation WHERE collname = 'und-x-icu'),
+       ARRAY(SELECT nspname::text FROM pg_catalog.pg_namespace),
+       ARRAY(SELECT DISTINCT proname::text FROM pg_catalog.pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace)`
+
+func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	defer tx.Rollback(ctx)
+
+	h := fnv.New64a()
+	s := &Snapshot{
+		LoadedAt:    time.Now(),
+		byQualified: map[string]*Relation{},
+		byName:      map[string][]*Relation{},
+		schemas:     map[string]bool{},
+		catalogFunc: map[string]bool{},
+	}
+	var schemas, funcs []string
+	if err := tx.QueryRow(ctx, miscSQL).Scan(&s.ServerEncoding, &s.HasICU, &schemas, &funcs); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	for _, n := range schemas {
+		s.schemas[n] = true
+		fmt.Fprintf(h, "s%s\x00", n)
+	}
+	for _, f := range funcs {
+		s.catalogFunc[f] = true
+	}
+
+	byOID := map[uint32]*Relation{}
+	rows, err := tx.Query(ctx, relationsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	for rows.Next() {
+		r := &Relation{colIndex: map[string]int{}}
+		var kind string
+		var roots []string
+		if err := rows.Scan(&r.OID, &r.Schema, &r.Name, &kind, &r.Owner, &roots); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		r.Kind = kind[0]
+		r.RootSchema, r.RootName = r.Schema, r.Name
+		switch len(roots) {
+		case 0:
+		case 1:
+			r.RootSchema, r.RootName, _ = strings.Cut(roots[0], ".")
+		default:
+			r.MultipleRoots = true
+		}
+		fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%c\x00%s\x00%v\x00", r.OID, r.Schema, r.Name, r.Kind, r.Owner, roots)
+		byOID[r.OID] = r
+		s.byQualified[r.Schema+"."+r.Name] = r
+		s.byName[r.Name] = append(s.byName[r.Name], r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+
+	rows, err = tx.Query(ctx, columnsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	for rows.Next() {
+		var rel uint32
+		var col Column
+		if err := rows.Scan(&rel, &col.Name, &col.Num, &col.TypeOID, &col.BaseOID, &col.TypMod, &col.TypeName); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		fmt.Fprintf(h, "c%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00", rel, col.Name, col.TypeOID, col.BaseOID, col.TypMod, col.TypeName)
+		if r, ok := byOID[rel]; ok {
+			r.colIndex[col.Name] = len(r.Columns)
+			r.Columns = append(r.Columns, col)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+
+	sum := h.Sum64()
+	if old := c.snap.Load(); old == nil || sum != c.lastHash {
+		s.Version = c.version.Add(1)
+	} else {
+		s.Version = old.Version
+	}
+	c.lastHash = sum
+	c.snap.Store(s)
+	return s, nil
+}
+
+// Static builds a snapshot from given relations, for tests and offline
+// tools (`pgranger check`) that have no backend. Column indexes are built
+// here; schemas are taken from the relations plus the system schemas.
+func Static(version uint64, rels []*Relation, catalogFuncs []string) *Snapshot {
+	s := &Snapshot{
+		Version:        version,
+		LoadedAt:       time.Now(),
+		ServerEncoding: "UTF8",
+		HasICU:         true,
+		byQualified:    map[string]*Relation{},
+		byName:         map[string][]*Relation{},
+		schemas:        map[string]bool{"pg_catalog": true, "information_schema": true, "public": true},
+		catalogFunc:    map[string]bool{},
+	}
+	for _, r := range rels {
+		r.colIndex = make(map[string]int, len(r.Columns))
+		for i, col := range r.Columns {
+			r.colIndex[col.Name] = i
+		}
+		if r.RootName == "" {
+			r.RootSchema, r.RootName = r.Schema, r.Name
+		}
+		s.byQualified[r.Schema+"."+r.Name] = r
+		s.byName[r.Name] = append(s.byName[r.Name], r)
+		s.schemas[r.Schema] = true
+	}
+	for _, f := range catalogFuncs {
+		s.catalogFunc[f] = true
+	}
+	return s
+}

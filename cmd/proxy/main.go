@@ -1,0 +1,185 @@
+// Command pgranger is a PostgreSQL-wire proxy that enforces Apache Ranger
+// policies (access, row filters, column masks) by rewriting every statement.
+//
+//	pgranger serve --config FILE
+//	pgranger version
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/pgranger/pgranger/audit"
+	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/pgwire"
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/sqlrewrite"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "pgranger: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `pgranger — a PostgreSQL proxy that enforces Apache Ranger policies
+
+Usage:
+  pgranger serve --config FILE   run the proxy
+  pgranger version               print the version
+
+Configuration keys can be overridden with PGRANGER_<SECTION>__<KEY>
+environment variables (PGRANGER_BACKEND__DSN=…); see docs/configuration.md.
+`)
+}
+
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+		return fmt.Sprintf("pgranger %s %s", v, bi.GoVersion)
+	}
+	return "pgranger " + v
+}
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "path to the TOML configuration file (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *cfgPath == "" {
+		fmt.Fprintln(stderr, "pgranger serve: --config FILE is required")
+		return 2
+	}
+	cfg, err := config.Load(*cfgPath, os.Environ())
+	if err != nil {
+		fmt.Fprintf(stderr, "pgranger: %v\n", err)
+		return 1
+	}
+	log := newLogger(cfg.Log, stderr)
+
+	auth, err := identity.New(cfg.Identity)
+	if err != nil {
+		log.Error("identity", "err", err)
+		return 1
+	}
+	auditLog, err := audit.Open(cfg.Audit.Path, 0)
+	if err != nil {
+		log.Error("audit.path", "err", err)
+		return 1
+	}
+	defer auditLog.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	src := ranger.NewFileSource(ranger.FilePaths{
+		Policies:  cfg.Policy.File.Policies,
+		Tags:      cfg.Policy.File.Tags,
+		Roles:     cfg.Policy.File.Roles,
+		UserStore: cfg.Policy.File.UserStore,
+	})
+	holder := &policyHolder{
+		opts:   policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
+		ttl:    time.Duration(cfg.Policy.CacheTTLSecs) * time.Second,
+		status: src.Status,
+		log:    log,
+	}
+	var lastErr string
+	onError := func(err error) {
+		// Loud, but once per distinct problem rather than once per poll.
+		if err.Error() != lastErr {
+			log.Error("policy files rejected; the last good policies stay in force until policy.cache-ttl-secs passes, then governed statements are denied", "err", err)
+			lastErr = err.Error()
+		}
+	}
+	onBundle := func(b *ranger.Bundle) {
+		if err := holder.install(b); err != nil {
+			onError(err)
+			return
+		}
+		lastErr = ""
+	}
+	if b, err := src.Check(); err != nil {
+		onError(err)
+	} else if b != nil {
+		onBundle(b)
+	}
+	go src.Run(ctx, time.Duration(cfg.Policy.File.PollIntervalMS)*time.Millisecond, onBundle, onError)
+
+	rw := sqlrewrite.New(sqlrewrite.Options{
+		MaxStatementBytes: cfg.Listen.MaxStatementBytes,
+		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
+		NamespaceMapping:  cfg.Policy.NamespaceMapping,
+		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
+	})
+	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
+	ln, err := net.Listen("tcp", cfg.Listen.Addr)
+	if err != nil {
+		log.Error("listen.addr", "err", err)
+		return 1
+	}
+	log.Info("pgranger listening", "addr", ln.Addr().String(), "version", version)
+	if err := srv.Serve(ctx, ln); err != nil {
+		log.Error("serve", "err", err)
+		return 1
+	}
+	log.Info("pgranger stopped accepting connections; waiting for sessions to end")
+	done := make(chan struct{})
+	go func() { srv.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	return 0
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

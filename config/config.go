@@ -1,0 +1,383 @@
+// Package config loads pgranger's TOML configuration, applies
+// PGRANGER_<SECTION>__<KEY> environment overrides and validates the result
+// with messages that name the offending key ("listen.addr: ...").
+//
+// The schema is DESIGN §8. Keys are kebab-case; every key has a default so a
+// config file only names what differs. Relative file paths are resolved
+// against the directory of the config file, so a config works whatever the
+// current directory of the process is.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	Listen   Listen   `toml:"listen"`
+	Backend  Backend  `toml:"backend"`
+	Catalog  Catalog  `toml:"catalog"`
+	Identity Identity `toml:"identity"`
+	Policy   Policy   `toml:"policy"`
+	Audit    Audit    `toml:"audit"`
+	Admin    Admin    `toml:"admin"`
+	Log      Log      `toml:"log"`
+
+	// Path is the file the config was read from ("" when built in code).
+	Path string `toml:"-"`
+}
+
+// Listen is the client-facing side.
+type Listen struct {
+	Addr                   string `toml:"addr"`
+	TLSCert                string `toml:"tls-cert"`
+	TLSKey                 string `toml:"tls-key"`
+	AllowPlaintextPassword bool   `toml:"allow-plaintext-password"`
+	MaxClients             int    `toml:"max-clients"`
+	StartupTimeoutSecs     int    `toml:"startup-timeout-secs"`
+	IdleTimeoutSecs        int    `toml:"idle-timeout-secs"`
+	MaxMessageBytes        int    `toml:"max-message-bytes"`
+	MaxStatementBytes      int    `toml:"max-statement-bytes"`
+	MaxNestingDepth        int    `toml:"max-nesting-depth"`
+}
+
+// Backend is the PostgreSQL server pgranger forwards to.
+type Backend struct {
+	DSN                string `toml:"dsn"`
+	PoolSize           int    `toml:"pool-size"`
+	AllowSuperuser     bool   `toml:"allow-superuser"`
+	ConnectTimeoutSecs int    `toml:"connect-timeout-secs"`
+	AcquireTimeoutSecs int    `toml:"acquire-timeout-secs"`
+}
+
+// Catalog controls the relation metadata cache.
+type Catalog struct {
+	TTLSecs int `toml:"ttl-secs"`
+}
+
+// Identity selects how clients authenticate.
+type Identity struct {
+	Mode  Modes  `toml:"mode"`
+	Users []User `toml:"users"`
+	JWT   JWT    `toml:"jwt"`
+}
+
+// User is one static user.
+type User struct {
+	Name       string            `toml:"name"`
+	Password   string            `toml:"password"` // plain text or a SCRAM-SHA-256 verifier
+	Roles      []string          `toml:"roles"`
+	Groups     []string          `toml:"groups"`
+	Attributes map[string]string `toml:"attributes"`
+}
+
+// JWT configures token login (identity.mode = "jwt").
+type JWT struct {
+	Issuer      string `toml:"issuer"`
+	JWKSURL     string `toml:"jwks-url"`
+	Audience    string `toml:"audience"`
+	UserClaim   string `toml:"user-claim"`
+	RolesClaim  string `toml:"roles-claim"`
+	GroupsClaim string `toml:"groups-claim"`
+}
+
+// Modes is identity.mode: a single string or a list of modes.
+type Modes []string
+
+// UnmarshalTOML accepts `mode = "static"` and `mode = ["jwt", "static"]`.
+func (m *Modes) UnmarshalTOML(v any) error {
+	switch t := v.(type) {
+	case string:
+		*m = splitList(t)
+	case []any:
+		out := make(Modes, 0, len(t))
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("mode entries must be strings, got %T", e)
+			}
+			out = append(out, s)
+		}
+		*m = out
+	default:
+		return fmt.Errorf("mode must be a string or a list of strings, got %T", v)
+	}
+	return nil
+}
+
+// Has reports whether mode is enabled.
+func (m Modes) Has(mode string) bool {
+	for _, x := range m {
+		if x == mode {
+			return true
+		}
+	}
+	return false
+}
+
+// Policy selects where Ranger documents come from and how they apply.
+type Policy struct {
+	Source           string       `toml:"source"`
+	ServiceName      string       `toml:"service-name"`
+	NamespaceMapping string       `toml:"namespace-mapping"`
+	CacheTTLSecs     int          `toml:"cache-ttl-secs"`
+	MaskPrecedence   string       `toml:"mask-precedence"`
+	HashAlgo         string       `toml:"hash-algo"`
+	AllowDDL         bool         `toml:"allow-ddl"`
+	File             PolicyFile   `toml:"file"`
+	Ranger           PolicyRanger `toml:"ranger"`
+}
+
+// PolicyFile is policy.source = "file".
+type PolicyFile struct {
+	Policies       string `toml:"policies"`
+	Tags           string `toml:"tags"`
+	Roles          string `toml:"roles"`
+	UserStore      string `toml:"userstore"`
+	PollIntervalMS int    `toml:"poll-interval-ms"`
+}
+
+// PolicyRanger is policy.source = "ranger".
+type PolicyRanger struct {
+	URL                string `toml:"url"`
+	AdminUser          string `toml:"admin-user"`
+	AdminPassword      string `toml:"admin-password"`
+	TimeoutSecs        int    `toml:"timeout-secs"`
+	PollIntervalSecs   int    `toml:"poll-interval-secs"`
+	CacheDir           string `toml:"cache-dir"`
+	AcceptInvalidCerts bool   `toml:"accept-invalid-certs"`
+}
+
+// Audit is where audit records go.
+type Audit struct {
+	Path string `toml:"path"` // "-" = stdout, "" = off
+}
+
+// Admin is the HTTP admin address (/metrics, /healthz, /readyz, POST /refresh).
+type Admin struct {
+	Addr string `toml:"addr"` // "" = off
+}
+
+// Log configures the process log.
+type Log struct {
+	Level  string `toml:"level"`
+	Format string `toml:"format"`
+}
+
+// Default returns the configuration every file starts from.
+func Default() *Config {
+	return &Config{
+		Listen: Listen{
+			Addr:               "127.0.0.1:6432",
+			MaxClients:         1000,
+			StartupTimeoutSecs: 10,
+			MaxMessageBytes:    64 << 20,
+			MaxStatementBytes:  1 << 20,
+			MaxNestingDepth:    1000,
+		},
+		Backend: Backend{
+			DSN:                "postgres://pgranger@127.0.0.1:5432/postgres?sslmode=disable",
+			PoolSize:           20,
+			ConnectTimeoutSecs: 10,
+			AcquireTimeoutSecs: 30,
+		},
+		Catalog:  Catalog{TTLSecs: 10},
+		Identity: Identity{Mode: Modes{"static"}, JWT: JWT{UserClaim: "preferred_username", RolesClaim: "realm_access.roles", GroupsClaim: "groups"}},
+		Policy: Policy{
+			Source:           "file",
+			ServiceName:      "hive",
+			NamespaceMapping: "schema",
+			CacheTTLSecs:     30,
+			MaskPrecedence:   "tag",
+			HashAlgo:         "sha256",
+			File:             PolicyFile{PollIntervalMS: 1000},
+			Ranger: PolicyRanger{
+				URL:              "http://127.0.0.1:6080",
+				AdminUser:        "admin",
+				TimeoutSecs:      5,
+				PollIntervalSecs: 10,
+			},
+		},
+		Audit: Audit{Path: "-"},
+		Admin: Admin{Addr: "127.0.0.1:9432"},
+		Log:   Log{Level: "info", Format: "text"},
+	}
+}
+
+// Load reads path, applies environment overrides from environ (os.Environ()
+// form) and validates. Unknown keys are errors: a typo must not silently
+// leave a security setting at its default.
+func Load(path string, environ []string) (*Config, error) {
+	c := Default()
+	md, err := toml.DecodeFile(path, c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(keys, ", "))
+	}
+	c.Path = path
+	if err := ApplyEnv(c, environ); err != nil {
+		return nil, err
+	}
+	c.resolvePaths(filepath.Dir(path))
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) resolvePaths(base string) {
+	for _, p := range []*string{&c.Listen.TLSCert, &c.Listen.TLSKey, &c.Policy.File.Policies, &c.Policy.File.Tags,
+		&c.Policy.File.Roles, &c.Policy.File.UserStore, &c.Policy.Ranger.CacheDir} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+	if c.Audit.Path != "" && c.Audit.Path != "-" && !filepath.IsAbs(c.Audit.Path) {
+		c.Audit.Path = filepath.Join(base, c.Audit.Path)
+	}
+}
+
+// Validate checks every key and returns all problems at once, each naming its key.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	checkAddr := func(key, v string, optional bool) {
+		if v == "" {
+			if !optional {
+				bad(key, "must be set (host:port)")
+			}
+			return
+		}
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			bad(key, "%v", err)
+		}
+	}
+	positive := func(key string, v int) {
+		if v <= 0 {
+			bad(key, "must be greater than 0, got %d", v)
+		}
+	}
+	checkAddr("listen.addr", c.Listen.Addr, false)
+	if (c.Listen.TLSCert == "") != (c.Listen.TLSKey == "") {
+		bad("listen.tls-cert", "tls-cert and tls-key must be set together")
+	}
+	positive("listen.max-clients", c.Listen.MaxClients)
+	positive("listen.startup-timeout-secs", c.Listen.StartupTimeoutSecs)
+	positive("listen.max-message-bytes", c.Listen.MaxMessageBytes)
+	positive("listen.max-statement-bytes", c.Listen.MaxStatementBytes)
+	positive("listen.max-nesting-depth", c.Listen.MaxNestingDepth)
+	if c.Listen.IdleTimeoutSecs < 0 {
+		bad("listen.idle-timeout-secs", "must be 0 (off) or positive")
+	}
+
+	if u, err := url.Parse(c.Backend.DSN); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		bad("backend.dsn", "must be a postgres:// URL")
+	}
+	positive("backend.pool-size", c.Backend.PoolSize)
+	positive("backend.connect-timeout-secs", c.Backend.ConnectTimeoutSecs)
+	positive("backend.acquire-timeout-secs", c.Backend.AcquireTimeoutSecs)
+	positive("catalog.ttl-secs", c.Catalog.TTLSecs)
+
+	if len(c.Identity.Mode) == 0 {
+		bad("identity.mode", "must name at least one mode (static, jwt)")
+	}
+	for _, m := range c.Identity.Mode {
+		switch m {
+		case "static":
+		case "jwt":
+			bad("identity.mode", `"jwt" is not available in this build yet; use "static"`)
+		default:
+			bad("identity.mode", "unknown mode %q (want static or jwt)", m)
+		}
+	}
+	seen := map[string]bool{}
+	for i, u := range c.Identity.Users {
+		key := fmt.Sprintf("identity.users[%d]", i)
+		switch {
+		case u.Name == "":
+			bad(key+".name", "must be set")
+		case seen[u.Name]:
+			bad(key+".name", "duplicate user %q", u.Name)
+		}
+		seen[u.Name] = true
+		if u.Password == "" {
+			bad(key+".password", "must be set for user %q", u.Name)
+		}
+	}
+	if c.Identity.Mode.Has("static") && len(c.Identity.Users) == 0 {
+		bad("identity.users", "static mode needs at least one [[identity.users]] entry")
+	}
+
+	switch c.Policy.Source {
+	case "file":
+		if c.Policy.File.Policies == "" {
+			bad("policy.file.policies", "must be set when policy.source = \"file\"")
+		}
+		positive("policy.file.poll-interval-ms", c.Policy.File.PollIntervalMS)
+	case "ranger":
+		bad("policy.source", `"ranger" is not available in this build yet; use "file"`)
+	default:
+		bad("policy.source", "unknown source %q (want file or ranger)", c.Policy.Source)
+	}
+	if c.Policy.ServiceName == "" {
+		bad("policy.service-name", "must be set")
+	}
+	switch c.Policy.NamespaceMapping {
+	case "schema", "database.schema":
+	default:
+		bad("policy.namespace-mapping", "unknown mapping %q (want schema or database.schema)", c.Policy.NamespaceMapping)
+	}
+	positive("policy.cache-ttl-secs", c.Policy.CacheTTLSecs)
+	switch c.Policy.MaskPrecedence {
+	case "tag", "resource":
+	default:
+		bad("policy.mask-precedence", "unknown value %q (want tag or resource)", c.Policy.MaskPrecedence)
+	}
+	switch c.Policy.HashAlgo {
+	case "sha256", "sha512":
+	default:
+		bad("policy.hash-algo", "unknown value %q (want sha256 or sha512)", c.Policy.HashAlgo)
+	}
+	if c.Policy.AllowDDL {
+		bad("policy.allow-ddl", "DDL through pgranger is not available in this build yet")
+	}
+	checkAddr("admin.addr", c.Admin.Addr, true)
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "unknown level %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "unknown format %q (want text or json)", c.Log.Format)
+	}
+	return errors.Join(errs...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,333 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgranger/pgranger/internal/testpg"
+)
+
+// The suite shares one throwaway PostgreSQL cluster (with the demo data),
+// one built pgranger binary and one proxy started from the demo config.
+// Tests that need other settings start their own proxy with startProxy.
+var (
+	cluster   *testpg.Cluster
+	binary    string
+	repoRoot  string
+	demoProxy *proxy
+	skipAll   string
+)
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		root, err := filepath.Abs("..")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		repoRoot = root
+		if _, err := testpg.BinDir(); err != nil {
+			skipAll = err.Error()
+			return m.Run()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		tmp, err := os.MkdirTemp("", "pgranger-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		binary = filepath.Join(tmp, "pgranger")
+		build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/proxy")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building pgranger: %v\n%s", err, out)
+			return 1
+		}
+		cluster, err = testpg.New(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer cluster.Stop()
+		if err := loadDemo(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "loading demo data: %v\n%s\n", err, cluster.Log())
+			return 1
+		}
+		demoProxy, err = launchProxy(proxyOptions{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer demoProxy.stop()
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func loadDemo(ctx context.Context) error {
+	if err := cluster.CreateDatabase(ctx, "demo"); err != nil {
+		return err
+	}
+	schema, err := os.ReadFile(filepath.Join(repoRoot, "examples/demo/schema.sql"))
+	if err != nil {
+		return err
+	}
+	if err := cluster.Exec(ctx, "demo", string(schema)); err != nil {
+		return err
+	}
+	return cluster.Exec(ctx, "demo", extraFixtures)
+}
+
+// extraFixtures are tables the tests need beyond the demo data.
+const extraFixtures = `
+CREATE SCHEMA maskex;
+GRANT USAGE ON SCHEMA maskex TO pgranger_svc;
+ALTER DEFAULT PRIVILEGES IN SCHEMA maskex GRANT SELECT ON TABLES TO pgranger_svc;
+CREATE TABLE sales.orders_plain (id int, note text);
+INSERT INTO sales.orders_plain VALUES (1, 'plain');
+GRANT SELECT ON sales.orders_plain TO pgranger_svc;
+CREATE SCHEMA other;
+CREATE TABLE other.ungoverned (id int);
+GRANT USAGE ON SCHEMA other TO pgranger_svc;
+GRANT SELECT ON other.ungoverned TO pgranger_svc;
+CREATE VIEW sales.orders_view AS SELECT id, ssn FROM sales.orders;
+GRANT SELECT ON sales.orders_view TO pgranger_svc;
+`
+
+// proxy is a running pgranger process.
+type proxy struct {
+	addr    string
+	dir     string // holds pgranger.toml and policies/
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	logs    bytes.Buffer
+	exited  chan struct{}
+	cleanup func()
+}
+
+type proxyOptions struct {
+	policies []byte            // hive.json content; nil = the demo bundle
+	extra    string            // appended to the [policy] section
+	env      map[string]string // extra PGRANGER_* overrides
+}
+
+func (o proxyOptions) policyDoc() ([]byte, error) {
+	if o.policies != nil {
+		return o.policies, nil
+	}
+	return os.ReadFile(filepath.Join(repoRoot, "examples/policies/hive.json"))
+}
+
+// startProxy starts a proxy for one test and stops it when the test ends.
+func startProxy(t *testing.T, o proxyOptions) *proxy {
+	t.Helper()
+	requireCluster(t)
+	p, err := launchProxy(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("pgranger log:\n%s", p.log())
+		}
+	})
+	return p
+}
+
+func launchProxy(o proxyOptions) (*proxy, error) {
+	dir, err := os.MkdirTemp("", "pgranger-proxy-")
+	if err != nil {
+		return nil, err
+	}
+	doc, err := o.policyDoc()
+	if err != nil {
+		return nil, err
+	}
+	os.MkdirAll(filepath.Join(dir, "policies"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "policies/hive.json"), doc, 0o644); err != nil {
+		return nil, err
+	}
+	base, err := os.ReadFile(filepath.Join(repoRoot, "examples/pgranger.toml"))
+	if err != nil {
+		return nil, err
+	}
+	cfg := strings.Replace(string(base), "[policy.file]", o.extra+"\n[policy.file]\npoll-interval-ms = 100", 1)
+	if err := os.WriteFile(filepath.Join(dir, "pgranger.toml"), []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	port, err := testpg.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, exited: make(chan struct{})}
+	cmd := exec.Command(binary, "serve", "--config", filepath.Join(dir, "pgranger.toml"))
+	cmd.Env = append(os.Environ(),
+		"PGRANGER_LISTEN__ADDR="+p.addr,
+		"PGRANGER_BACKEND__DSN="+cluster.DSN("pgranger_svc", "pgranger_svc", "demo"),
+		"PGRANGER_AUDIT__PATH="+filepath.Join(dir, "audit.jsonl"),
+	)
+	for k, v := range o.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = nil
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.cmd = cmd
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.logs.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+		cmd.Wait()
+		close(p.exited)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", p.addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return p, nil
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("pgranger exited during startup:\n%s", p.log())
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("pgranger did not listen on %s:\n%s", p.addr, p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *proxy) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+func (p *proxy) stop() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	os.RemoveAll(p.dir)
+}
+
+// writePolicies replaces the proxy's policy file atomically.
+func (p *proxy) writePolicies(t *testing.T, doc []byte) {
+	t.Helper()
+	tmp := filepath.Join(p.dir, "policies/.hive.json.tmp")
+	if err := os.WriteFile(tmp, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(p.dir, "policies/hive.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *proxy) dsn(user, password string) string {
+	return fmt.Sprintf("postgres://%s:%s@%s/demo?sslmode=disable", user, password, p.addr)
+}
+
+func requireCluster(t testing.TB) {
+	t.Helper()
+	if skipAll != "" {
+		t.Skipf("end-to-end tests need PostgreSQL: %s", skipAll)
+	}
+}
+
+// connect opens a pgx connection through p as user (password = user name).
+func connect(t *testing.T, p *proxy, user string) *pgx.Conn {
+	t.Helper()
+	requireCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.dsn(user, user))
+	if err != nil {
+		t.Fatalf("connecting as %s: %v\n%s", user, err, p.log())
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// rows runs sql and renders every row as "v1|v2|…" with NULL as "NULL",
+// the way a user reads them (text format through the simple protocol, or
+// pgx's decoding through the extended protocol).
+func rows(t *testing.T, conn *pgx.Conn, sql string, args ...any) []string {
+	t.Helper()
+	out, err := tryRows(conn, sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
+func tryRows(conn *pgx.Conn, sql string, args ...any) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Text results, so values read as a user would read them in psql.
+	args = append([]any{pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)
+	rs, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		vals := rs.RawValues()
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			if v == nil {
+				parts[i] = "NULL"
+				continue
+			}
+			parts[i] = string(v)
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	return out, rs.Err()
+}
+
+// sqlstate returns the SQLSTATE of err ("" when err is not a server error).
+func sqlstate(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func equalLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}

@@ -1,0 +1,21 @@
+module github.com/pgranger/pgranger
+
+go 1.26.8
+
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/maypok86/otter/v2 v2.4.0
+	github.com/pganalyze/pg_query_go/v6 v6.2.5
+	github.com/xdg-go/scram v1.4.0
+	golang.org/x/text v0.41.0
+	google.golang.org/protobuf v1.33.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)

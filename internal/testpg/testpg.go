@@ -1,0 +1,193 @@
+// Package testpg starts throwaway PostgreSQL clusters for tests and the demo.
+//
+// A cluster lives in a fresh temporary directory, listens on 127.0.0.1 on a
+// free port, and is removed by Stop. initdb and pg_ctl refuse to run as root,
+// so when the process is root they run through `runuser -u postgres`. Tests
+// that need a cluster call Start, which skips the test with a clear message
+// when the PostgreSQL server binaries cannot be found.
+package testpg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SuperPassword is the password of the cluster's superuser "postgres".
+const SuperPassword = "postgres"
+
+// Cluster is one running throwaway PostgreSQL server.
+type Cluster struct {
+	Dir     string // temporary directory holding data/ and the socket
+	Port    int
+	BinDir  string
+	runAs   string // OS user that owns the data directory, "" = current user
+	stopped sync.Once
+}
+
+// BinDir finds the PostgreSQL server binaries: $PGRANGER_PG_BINDIR, then the
+// newest /usr/lib/postgresql/*/bin, then initdb on PATH.
+func BinDir() (string, error) {
+	if d := os.Getenv("PGRANGER_PG_BINDIR"); d != "" {
+		return d, nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	best, bestVer := "", -1
+	for _, m := range matches {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(m))))
+		if err == nil && v > bestVer {
+			best, bestVer = filepath.Dir(m), v
+		}
+	}
+	if best != "" {
+		return best, nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("PostgreSQL server binaries not found (set PGRANGER_PG_BINDIR or install postgresql)")
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// New initialises and starts a cluster. logf receives progress lines.
+func New(ctx context.Context) (*Cluster, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pgranger-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Dir: dir, BinDir: bin}
+	if os.Geteuid() == 0 {
+		c.runAs = "postgres"
+		if _, err := user.Lookup(c.runAs); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("running as root needs an OS user %q to own the cluster: %w", c.runAs, err)
+		}
+		if err := exec.Command("chown", c.runAs, dir).Run(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("chown %s: %w", dir, err)
+		}
+	}
+	pwfile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwfile, []byte(SuperPassword+"\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := c.run(ctx, "initdb", "-D", data, "-U", "postgres", "--pwfile", pwfile,
+		"-A", "scram-sha-256", "-E", "UTF8", "--locale", "C.UTF-8", "--no-sync"); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	for attempt := 0; ; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		c.Port = port
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=300", port, dir)
+		out, err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
+		if err == nil {
+			return c, nil
+		}
+		if attempt >= 2 {
+			logTail, _ := os.ReadFile(filepath.Join(dir, "log"))
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, logTail)
+		}
+	}
+}
+
+func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte, error) {
+	path := filepath.Join(c.BinDir, prog)
+	var cmd *exec.Cmd
+	if c.runAs != "" {
+		cmd = exec.CommandContext(ctx, "runuser", append([]string{"-u", c.runAs, "--", path}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, path, args...)
+	}
+	cmd.Dir = c.Dir
+	return cmd.CombinedOutput()
+}
+
+// Start is New for tests: it skips the test when no server binaries exist,
+// fails it on any other error, and stops the cluster when the test ends.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	if _, err := BinDir(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := New(ctx)
+	if err != nil {
+		t.Fatalf("starting PostgreSQL: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// Stop shuts the server down and removes its directory. Safe to call twice.
+func (c *Cluster) Stop() {
+	c.stopped.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c.run(ctx, "pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop")
+		os.RemoveAll(c.Dir)
+	})
+}
+
+// DSN is a URL for user on database db (password for "postgres" is SuperPassword).
+func (c *Cluster) DSN(userName, password, db string) string {
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", userName, password, c.Port, db)
+}
+
+// SuperDSN connects as the superuser to db.
+func (c *Cluster) SuperDSN(db string) string { return c.DSN("postgres", SuperPassword, db) }
+
+// Exec runs SQL (possibly several statements) as the superuser on db.
+func (c *Cluster) Exec(ctx context.Context, db, sql string) error {
+	conn, err := pgx.Connect(ctx, c.SuperDSN(db))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+	return err
+}
+
+// CreateDatabase creates db owned by the superuser.
+func (c *Cluster) CreateDatabase(ctx context.Context, db string) error {
+	return c.Exec(ctx, "postgres", "CREATE DATABASE "+pgx.Identifier{db}.Sanitize())
+}
+
+// Log returns the server log, for failing tests.
+func (c *Cluster) Log() string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,193 @@
+// Package pgwire is pgranger's PostgreSQL protocol front end: it accepts
+// clients, authenticates them through package identity, relays their
+// messages to a pooled backend connection, and has every statement
+// rewritten by package sqlrewrite on the way (at Query and at Parse).
+//
+// Each session runs two goroutines in the style of a forwarder: the client
+// loop reads client messages, rewrites, and writes to the backend; the
+// backend loop reads backend messages and writes to the client. They meet
+// only in the session's pending queue, which records what every forwarded
+// message will be answered with, so the backend loop knows which replies
+// belong to pgranger's own injected messages and which error replaces a
+// denial.
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgranger/pgranger/audit"
+	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/sqlrewrite"
+)
+
+// PolicyProvider gives the current policy state; it must be cheap (it is
+// called once per statement) and safe for concurrent use.
+type PolicyProvider interface {
+	PolicyState() sqlrewrite.PolicyState
+}
+
+// Options wire a Server to the rest of pgranger.
+type Options struct {
+	Config   *config.Config
+	Auth     *identity.Authenticator
+	Rewriter *sqlrewrite.Rewriter
+	Policies PolicyProvider
+	Audit    *audit.Logger // nil = no audit
+	Log      *slog.Logger
+}
+
+// Server accepts client connections.
+type Server struct {
+	opts Options
+	cfg  *config.Config
+	log  *slog.Logger
+
+	mu       sync.Mutex // guards pools, catalogs, listener, closed
+	pools    map[string]*backendPool
+	catalogs map[string]*catalog.Catalog
+	ln       net.Listener
+	closed   bool
+
+	sessions sync.Map // cancel key (uint64) → *session
+	clients  atomic.Int64
+	wg       sync.WaitGroup
+}
+
+// NewServer creates a server; call Serve to accept clients.
+func NewServer(opts Options) *Server {
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{opts: opts, cfg: opts.Config, log: log, pools: map[string]*backendPool{}, catalogs: map[string]*catalog.Catalog{}}
+}
+
+// Serve accepts connections on ln until Close or ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		s.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(ctx, c)
+		}()
+	}
+}
+
+// Close stops accepting, closes idle backend connections and catalogs.
+// Sessions in progress end when their clients leave.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	pools, cats := s.pools, s.catalogs
+	s.mu.Unlock()
+	for _, p := range pools {
+		p.closeIdle()
+	}
+	for _, c := range cats {
+		c.Close()
+	}
+}
+
+// Wait blocks until every session has ended.
+func (s *Server) Wait() { s.wg.Wait() }
+
+// database returns the pool and catalog for a database, creating them on
+// first use.
+func (s *Server) database(ctx context.Context, name string) (*backendPool, *catalog.Catalog, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, errors.New("server is shutting down")
+	}
+	pool, ok := s.pools[name]
+	if !ok {
+		b := s.cfg.Backend
+		var err error
+		pool, err = newBackendPool(b.DSN, name, b.PoolSize, time.Duration(b.ConnectTimeoutSecs)*time.Second,
+			time.Duration(b.AcquireTimeoutSecs)*time.Second)
+		if err != nil {
+			return nil, nil, err
+		}
+		pool.allowSuperuser = b.AllowSuperuser
+		s.pools[name] = pool
+	}
+	cat, ok := s.catalogs[name]
+	if !ok {
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Backend.ConnectTimeoutSecs)*time.Second)
+		defer cancel()
+		var err error
+		cat, err = catalog.Open(cctx, s.cfg.Backend.DSN, name, time.Duration(s.cfg.Catalog.TTLSecs)*time.Second)
+		if err != nil {
+			return nil, nil, err
+		}
+		snap := cat.Current()
+		if snap.ServerEncoding != "UTF8" {
+			cat.Close()
+			return nil, nil, fmt.Errorf("database %q has server_encoding %s; pgranger needs UTF8", name, snap.ServerEncoding)
+		}
+		s.catalogs[name] = cat
+	}
+	return pool, cat, nil
+}
+
+// newCancelKey makes the BackendKeyData pgranger hands out: its own, so a
+// client never learns (or can cancel with) a backend's real key.
+func (s *Server) newCancelKey(sess *session) (uint32, uint32) {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		pid := binary.BigEndian.Uint32(b[:4]) & 0x7fffffff
+		secret := binary.BigEndian.Uint32(b[4:])
+		key := uint64(pid)<<32 | uint64(secret)
+		if _, taken := s.sessions.LoadOrStore(key, sess); !taken {
+			sess.cancelKey = key
+			return pid, secret
+		}
+	}
+}
+
+func (s *Server) cancel(pid, secret uint32) {
+	if v, ok := s.sessions.Load(uint64(pid)<<32 | uint64(secret)); ok {
+		v.(*session).cancelBackend()
+	}
+}

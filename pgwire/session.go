@@ -1,0 +1,570 @@
+package pgwire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgranger/pgranger/audit"
+	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/sqlrewrite"
+)
+
+// denySQL replaces a denied statement on the backend. It fails during
+// parse analysis whatever objects exist (no FROM item has that column and
+// no relation is named), so the backend raises an error exactly where the
+// denied statement would have run: the transaction is aborted, the rest of
+// an extended-protocol pipeline is skipped to Sync, as PostgreSQL's own
+// error would do. The backend loop replaces its error with the denial.
+const denySQL = "SELECT pgranger_denied FROM (SELECT) AS pgranger"
+
+// pending is what one forwarded message will be answered with.
+type pending struct {
+	kind     byte              // frontend message type: Q P B D E C S
+	swallow  bool              // answer to pgranger's own message: not relayed
+	deny     *sqlrewrite.Error // its ErrorResponse is replaced by this
+	governed bool              // errors are sanitized (DESIGN §6 "Errors")
+	release  bool              // the reset query: on its ReadyForQuery the backend is released
+	failed   bool              // an ErrorResponse arrived for it
+}
+
+// pendingQueue is shared by the two loops: the client loop pushes before it
+// writes a message, the backend loop pops as answers arrive.
+type pendingQueue struct {
+	mu    sync.Mutex
+	items []*pending
+}
+
+func (q *pendingQueue) push(p *pending) {
+	q.mu.Lock()
+	q.items = append(q.items, p)
+	q.mu.Unlock()
+}
+
+func (q *pendingQueue) front() *pending {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil
+	}
+	return q.items[0]
+}
+
+func (q *pendingQueue) pop() *pending {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil
+	}
+	p := q.items[0]
+	q.items[0] = nil
+	q.items = q.items[1:]
+	return p
+}
+
+// skipToSync drops what the backend will not answer after an error in the
+// extended protocol: everything before the next Sync.
+func (q *pendingQueue) skipToSync() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) > 0 && q.items[0].kind != 'S' && q.items[0].kind != 'Q' {
+		q.items[0] = nil
+		q.items = q.items[1:]
+	}
+}
+
+func (q *pendingQueue) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0
+}
+
+// prepared is a statement the client prepared (Parse), remembered so it
+// can be prepared again when the policy or catalog under it changes.
+type prepared struct {
+	sql       string
+	paramOIDs []uint32
+	result    *sqlrewrite.Result
+}
+
+type session struct {
+	srv       *Server
+	cancelKey uint64
+
+	client net.Conn
+	cr     *msgReader    // client loop
+	cwMu   sync.Mutex    // guards cw: the backend loop writes, the client loop only for fatal errors
+	cw     *bufio.Writer // to the client
+
+	bc *backendConn
+	br *msgReader // backend loop
+
+	id    *identity.Identity
+	cat   *catalog.Catalog
+	rsess *sqlrewrite.Session // search_path owned by the client loop
+
+	stmts   map[string]*prepared // client loop
+	portals map[string]bool      // portal → governed; client loop
+
+	queue       pendingQueue
+	backendDone chan struct{} // closed when the backend loop ends
+	released    bool          // set by the backend loop when bc went back to the pool
+}
+
+func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *backendConn, id *identity.Identity, database string, cat *catalog.Catalog) *session {
+	return &session{
+		srv:         s,
+		client:      c,
+		cr:          newMsgReader(cr, s.cfg.Listen.MaxMessageBytes),
+		cw:          cw,
+		bc:          bc,
+		br:          newMsgReader(bc.r, 1<<30),
+		id:          id,
+		cat:         cat,
+		rsess:       sqlrewrite.NewSession(id.User, id.Groups, id.Roles, id.Attributes, database),
+		stmts:       map[string]*prepared{},
+		portals:     map[string]bool{},
+		backendDone: make(chan struct{}),
+	}
+}
+
+// applySettings sends the client's startup settings to the backend (before
+// the session starts relaying) and records the ParameterStatus answers.
+func (s *session) applySettings(settings [][2]string) error {
+	for _, kv := range settings {
+		if strings.EqualFold(kv[0], "search_path") {
+			res := s.rewrite("SET search_path = " + kv[1])
+			if res.Err != nil {
+				return fatalf(res.Err.Code, "%s", res.Err.Message)
+			}
+			s.rsess.SearchPath = res.SearchPath
+		}
+		sql := "SET " + quoteIdent(kv[0]) + " = " + quoteLiteral(kv[1])
+		if _, err := s.bc.simpleValue(sql); err != nil {
+			return fatalf(codeInvalidParameter, "%v", err)
+		}
+	}
+	return nil
+}
+
+// clientParam is the ParameterStatus value the client sees: the session is
+// the authenticated user's, not the service role's.
+func (s *session) clientParam(name, value string) string {
+	if name == "session_authorization" {
+		return s.id.User
+	}
+	return value
+}
+
+func (s *session) run() {
+	defer s.srv.sessions.Delete(s.cancelKey)
+	go s.backendLoop()
+	err := s.clientLoop()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) {
+		var fe *fatalError
+		if errors.As(err, &fe) {
+			s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
+		}
+		s.srv.log.Info("session ended", "user", s.id.User, "err", err)
+	}
+	s.finish()
+}
+
+var errTerminate = errors.New("client terminated")
+
+// clientLoop reads client messages until Terminate or an error.
+func (s *session) clientLoop() error {
+	bw := s.bc.w
+	for {
+		if !s.cr.buffered() {
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+		}
+		typ, body, err := s.cr.next()
+		if err != nil {
+			if errors.Is(err, errMessageTooLarge) {
+				return fatalf(codeProtocolViolation, "message too large (listen.max-message-bytes)")
+			}
+			return err
+		}
+		select {
+		case <-s.backendDone:
+			return net.ErrClosed
+		default:
+		}
+		switch typ {
+		case 'Q':
+			err = s.query(body)
+		case 'P':
+			err = s.parse(body)
+		case 'B':
+			err = s.bind(body)
+		case 'D':
+			if len(body) > 0 && body[0] == 'S' {
+				name, _, _ := cstring(body[1:])
+				if err = s.ensureCurrent(name); err != nil {
+					break
+				}
+			}
+			s.queue.push(&pending{kind: 'D'})
+			err = writeFrame(bw, typ, body)
+		case 'E':
+			portal, _, _ := cstring(body)
+			s.queue.push(&pending{kind: 'E', governed: s.portals[portal]})
+			err = writeFrame(bw, typ, body)
+		case 'C':
+			if len(body) > 1 {
+				name, _, _ := cstring(body[1:])
+				if body[0] == 'S' {
+					delete(s.stmts, name)
+				} else {
+					delete(s.portals, name)
+				}
+			}
+			s.queue.push(&pending{kind: 'C'})
+			err = writeFrame(bw, typ, body)
+		case 'S':
+			s.queue.push(&pending{kind: 'S'})
+			err = writeFrame(bw, typ, body)
+		case 'H', 'd', 'c', 'f':
+			err = writeFrame(bw, typ, body)
+		case 'X':
+			return errTerminate
+		default:
+			return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *session) rewrite(sql string) *sqlrewrite.Result {
+	env := &sqlrewrite.Env{
+		Policy:  s.srv.opts.Policies.PolicyState(),
+		Catalog: s.cat.Current(),
+		Refresh: func(ctx context.Context) (*catalog.Snapshot, error) { return s.cat.Refresh(ctx, time.Second) },
+		Now:     time.Now(),
+	}
+	res := s.srv.opts.Rewriter.Rewrite(context.Background(), env, s.rsess, sql)
+	s.audit(res)
+	return res
+}
+
+func (s *session) query(body []byte) error {
+	sql, _, ok := cstring(body)
+	if !ok {
+		return fatalf(codeProtocolViolation, "malformed Query message")
+	}
+	res := s.rewrite(sql)
+	if res.Err != nil {
+		s.queue.push(&pending{kind: 'Q', deny: res.Err})
+		return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
+	}
+	if res.SearchPath != nil {
+		s.rsess.SearchPath = res.SearchPath
+	}
+	s.queue.push(&pending{kind: 'Q', governed: governed(res)})
+	if !res.Changed {
+		return writeFrame(s.bc.w, 'Q', body)
+	}
+	return writeMsg(s.bc.w, &pgproto3.Query{String: res.SQL})
+}
+
+func (s *session) parse(body []byte) error {
+	var msg pgproto3.Parse
+	if err := msg.Decode(body); err != nil {
+		return fatalf(codeProtocolViolation, "malformed Parse message")
+	}
+	res := s.rewrite(msg.Query)
+	if res.Err != nil {
+		delete(s.stmts, msg.Name)
+		s.queue.push(&pending{kind: 'P', deny: res.Err})
+		return writeMsg(s.bc.w, &pgproto3.Parse{Name: msg.Name, Query: denySQL})
+	}
+	if res.SearchPath != nil {
+		s.rsess.SearchPath = res.SearchPath
+	}
+	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res}
+	s.queue.push(&pending{kind: 'P', governed: governed(res)})
+	if !res.Changed {
+		return writeFrame(s.bc.w, 'P', body)
+	}
+	return writeMsg(s.bc.w, &pgproto3.Parse{Name: msg.Name, Query: res.SQL, ParameterOIDs: msg.ParameterOIDs})
+}
+
+func (s *session) bind(body []byte) error {
+	portal, rest, ok := cstring(body)
+	if !ok {
+		return fatalf(codeProtocolViolation, "malformed Bind message")
+	}
+	name, _, ok := cstring(rest)
+	if !ok {
+		return fatalf(codeProtocolViolation, "malformed Bind message")
+	}
+	if err := s.ensureCurrent(name); err != nil {
+		return err
+	}
+	gov := false
+	if st := s.stmts[name]; st != nil {
+		gov = governed(st.result)
+	}
+	s.portals[portal] = gov
+	s.queue.push(&pending{kind: 'B', governed: gov})
+	return writeFrame(s.bc.w, 'B', body)
+}
+
+// ensureCurrent prepares a remembered statement again when its rewrite
+// for the current policy, catalog and search_path differs from the one the
+// backend holds (DESIGN §6: nothing keeps enforcing an old policy). The
+// Close and Parse are pgranger's own; their answers are swallowed, and a
+// rewrite that is now denied makes the Parse fail in place.
+func (s *session) ensureCurrent(name string) error {
+	st := s.stmts[name]
+	if st == nil {
+		return nil
+	}
+	res := s.rewrite(st.sql)
+	if res == st.result || (res.Err == nil && st.result.Err == nil && res.SQL == st.result.SQL) {
+		st.result = res
+		return nil
+	}
+	st.result = res
+	s.queue.push(&pending{kind: 'C', swallow: true})
+	if err := writeMsg(s.bc.w, &pgproto3.Close{ObjectType: 'S', Name: name}); err != nil {
+		return err
+	}
+	if res.Err != nil {
+		s.queue.push(&pending{kind: 'P', deny: res.Err})
+		return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: denySQL})
+	}
+	s.queue.push(&pending{kind: 'P', swallow: true})
+	return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: res.SQL, ParameterOIDs: st.paramOIDs})
+}
+
+func governed(res *sqlrewrite.Result) bool {
+	for _, st := range res.Statements {
+		if st.Governed {
+			return true
+		}
+	}
+	return false
+}
+
+// backendLoop relays backend messages to the client, consulting the
+// pending queue for what to swallow, replace or sanitize.
+func (s *session) backendLoop() {
+	defer close(s.backendDone)
+	for {
+		if !s.br.buffered() {
+			s.cwMu.Lock()
+			s.cw.Flush()
+			s.cwMu.Unlock()
+		}
+		typ, body, err := s.br.next()
+		if err != nil {
+			// The backend is gone: tell the client and end the session.
+			s.writeClient(func(w *bufio.Writer) {
+				writeError(w, "FATAL", fatalf(codeConnectionFailure, "the backend connection was lost"))
+			})
+			s.client.Close()
+			return
+		}
+		head := s.queue.front()
+		relay := head == nil || !head.swallow
+		switch typ {
+		case 'E':
+			if head != nil {
+				head.failed = true
+				if head.deny != nil {
+					body = encodeError(denialResponse(head.deny))
+				} else if head.governed {
+					body = sanitizeError(body)
+				}
+				relay = true
+				if head.swallow && head.kind == 'Q' {
+					relay = false
+				}
+				if head.kind != 'Q' {
+					s.queue.pop()
+					s.queue.skipToSync()
+				}
+			}
+		case 'Z':
+			// Everything up to the Sync or Query this answers is done.
+			var p *pending
+			for p = s.queue.pop(); p != nil && p.kind != 'S' && p.kind != 'Q'; p = s.queue.pop() {
+			}
+			if p != nil && p.release {
+				if len(body) == 1 && body[0] == 'I' && !p.failed {
+					s.bc.pool.release(s.bc)
+					s.released = true
+				}
+				return
+			}
+			relay = p == nil || !p.swallow
+		case '1', '2', '3', 's', 'n':
+			if head != nil && head.kind != 'Q' {
+				s.queue.pop()
+			}
+		case 'C', 'I':
+			if head != nil && head.kind == 'E' {
+				s.queue.pop()
+			}
+		case 'T':
+			if head != nil && head.kind == 'D' {
+				s.queue.pop()
+			}
+		case 'S':
+			s.bc.noteParameter(body)
+			if name, rest, ok := cstring(body); ok && name == "session_authorization" {
+				value, _, _ := cstring(rest)
+				body = encodeParameterStatus(name, s.clientParam(name, value))
+			}
+			relay = head == nil || !head.swallow
+		case 'N', 'A':
+			relay = head == nil || !head.swallow
+		}
+		if relay {
+			s.cwMu.Lock()
+			writeFrame(s.cw, typ, body)
+			s.cwMu.Unlock()
+		}
+	}
+}
+
+func (s *session) writeClient(f func(w *bufio.Writer)) {
+	s.cwMu.Lock()
+	defer s.cwMu.Unlock()
+	f(s.cw)
+	s.cw.Flush()
+}
+
+// finish ends the session: the backend connection is rolled back, reset
+// with DISCARD ALL and returned to the pool, or closed when that does not
+// succeed in time. A connection is never reused dirty.
+func (s *session) finish() {
+	select {
+	case <-s.backendDone:
+		s.bc.pool.discard(s.bc)
+		return
+	default:
+	}
+	if !s.queue.empty() {
+		// The client left with work in flight: stop it rather than wait.
+		s.bc.cancel()
+	}
+	w := s.bc.w
+	s.queue.push(&pending{kind: 'Q', swallow: true})
+	writeMsg(w, &pgproto3.Query{String: "ROLLBACK"})
+	s.queue.push(&pending{kind: 'Q', swallow: true, release: true})
+	writeMsg(w, &pgproto3.Query{String: "DISCARD ALL"})
+	ok := w.Flush() == nil
+	if ok {
+		select {
+		case <-s.backendDone:
+		case <-time.After(10 * time.Second):
+			ok = false
+		}
+	}
+	if !ok || !s.released {
+		s.bc.conn.Close()
+		<-s.backendDone
+		if !s.released {
+			s.bc.pool.discard(s.bc)
+		}
+	}
+}
+
+// releaseBackend gives back a connection of a session that never ran.
+func (s *session) releaseBackend() {
+	s.bc.pool.discard(s.bc)
+}
+
+// cancelBackend forwards a client's CancelRequest.
+func (s *session) cancelBackend() { s.bc.cancel() }
+
+// audit writes one record per statement (and one per governed relation
+// it reads), allowed or denied.
+func (s *session) audit(res *sqlrewrite.Result) {
+	log := s.srv.opts.Audit
+	if log == nil {
+		return
+	}
+	now := time.Now()
+	base := audit.Record{
+		EvtTime:     now,
+		ReqUser:     s.id.User,
+		Repo:        s.srv.cfg.Policy.ServiceName,
+		CliIP:       hostOf(s.client.RemoteAddr()),
+		Database:    s.rsess.Database,
+		Fingerprint: res.Fingerprint,
+		Result:      1,
+	}
+	if res.Err != nil {
+		r := base
+		r.Result = 0
+		r.Action = "DENIED"
+		if len(res.Statements) > 0 {
+			r.Action = res.Statements[len(res.Statements)-1].Kind
+		}
+		r.Reason = res.Err.Message
+		log.Log(&r)
+		return
+	}
+	for _, st := range res.Statements {
+		if len(st.Resources) == 0 {
+			r := base
+			r.Action = st.Kind
+			log.Log(&r)
+			continue
+		}
+		for _, u := range st.Resources {
+			r := base
+			r.Action = st.Kind
+			r.Access = u.Access
+			r.Resource = u.Database + "/" + u.Table
+			r.ResType = "@table"
+			if len(u.Columns) > 0 {
+				r.Resource += "/" + strings.Join(u.Columns, ",")
+				r.ResType = "@column"
+			}
+			if len(u.PolicyIDs) > 0 {
+				r.Policy = u.PolicyIDs[0]
+			}
+			r.MaskPolicies = u.MaskPolicyIDs
+			r.FilterPolicies = u.FilterPolicyIDs
+			log.Log(&r)
+		}
+	}
+}
+
+func hostOf(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	return a.String()
+}
+
+func sortedParamNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

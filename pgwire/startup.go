@@ -1,0 +1,339 @@
+package pgwire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgranger/pgranger/identity"
+)
+
+const (
+	codeSSLRequest    = 80877103
+	codeGSSENCRequest = 80877104
+	codeCancelRequest = 80877102
+	protocolV3        = 3 << 16
+)
+
+// SQLSTATEs of the startup phase.
+const (
+	codeInvalidPassword     = "28P01"
+	codeInvalidAuth         = "28000"
+	codeProtocolViolation   = "08P01"
+	codeTooManyConnections  = "53300"
+	codeConnectionFailure   = "08006"
+	codeFeatureNotSupported = "0A000"
+	codeInvalidParameter    = "22023"
+	codeInsufficientPriv    = "42501"
+)
+
+// fatalError is an error the client must see before the connection closes.
+type fatalError struct {
+	code, msg string
+}
+
+func (e *fatalError) Error() string { return e.code + ": " + e.msg }
+
+func fatalf(code, format string, args ...any) *fatalError {
+	return &fatalError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// ownedStartupParams are handled by pgranger itself, never forwarded.
+var ownedStartupParams = map[string]bool{"user": true, "database": true, "options": true, "replication": true, "client_encoding": true}
+
+func (s *Server) handle(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	if s.clients.Add(1) > int64(s.cfg.Listen.MaxClients) {
+		s.clients.Add(-1)
+		w := bufio.NewWriter(c)
+		writeError(w, "FATAL", &fatalError{code: codeTooManyConnections, msg: "sorry, too many clients already (listen.max-clients)"})
+		w.Flush()
+		return
+	}
+	defer s.clients.Add(-1)
+
+	c.SetDeadline(time.Now().Add(time.Duration(s.cfg.Listen.StartupTimeoutSecs) * time.Second))
+	cr := bufio.NewReaderSize(c, 32*1024)
+	cw := bufio.NewWriterSize(c, 32*1024)
+	sess, err := s.startup(ctx, c, cr, cw)
+	if err != nil {
+		var fe *fatalError
+		if errors.As(err, &fe) {
+			writeError(cw, "FATAL", fe)
+			cw.Flush()
+		}
+		if !errors.Is(err, errCancelHandled) && !errors.Is(err, errClientGone) {
+			s.log.Info("connection refused", "client", c.RemoteAddr().String(), "err", err)
+		}
+		return
+	}
+	c.SetDeadline(time.Time{})
+	sess.run()
+}
+
+var (
+	errCancelHandled = errors.New("cancel request handled")
+	errClientGone    = errors.New("client went away during startup")
+)
+
+// startup runs the startup phase up to ReadyForQuery and returns a session
+// ready to relay.
+func (s *Server) startup(ctx context.Context, c net.Conn, cr *bufio.Reader, cw *bufio.Writer) (*session, error) {
+	var params map[string]string
+	for params == nil {
+		pkt, err := readStartup(cr, 10000)
+		if err != nil {
+			return nil, errClientGone
+		}
+		code := binary.BigEndian.Uint32(pkt)
+		switch {
+		case code == codeSSLRequest || code == codeGSSENCRequest:
+			// No TLS on the client side yet: 'N' tells the client to go on
+			// in plain text (libpq's sslmode=prefer does).
+			cw.WriteByte('N')
+			if err := cw.Flush(); err != nil {
+				return nil, errClientGone
+			}
+		case code == codeCancelRequest && len(pkt) == 12:
+			s.cancel(binary.BigEndian.Uint32(pkt[4:]), binary.BigEndian.Uint32(pkt[8:]))
+			return nil, errCancelHandled
+		case code>>16 == 3:
+			params, err = parseStartupParams(pkt[4:])
+			if err != nil {
+				return nil, fatalf(codeProtocolViolation, "%v", err)
+			}
+			if minor := code & 0xffff; minor > 0 {
+				// Protocol 3.x with x > 0: offer 3.0, as PostgreSQL does.
+				var unknown []string
+				for k := range params {
+					if strings.HasPrefix(k, "_pq_.") {
+						unknown = append(unknown, k)
+					}
+				}
+				writeMsg(cw, &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknown})
+			}
+		default:
+			return nil, fatalf(codeProtocolViolation, "unsupported frontend protocol %d.%d: server supports 3.0", code>>16, code&0xffff)
+		}
+	}
+	user := params["user"]
+	if user == "" {
+		return nil, fatalf(codeInvalidAuth, "no PostgreSQL user name specified in startup packet")
+	}
+	database := params["database"]
+	if database == "" {
+		database = user
+	}
+	if _, ok := params["replication"]; ok && params["replication"] != "false" && params["replication"] != "0" {
+		return nil, fatalf(codeFeatureNotSupported, "replication connections are not supported through pgranger")
+	}
+	switch strings.ToUpper(strings.ReplaceAll(params["client_encoding"], "-", "")) {
+	case "", "UTF8", "UNICODE", "SQL_ASCII", "AUTO":
+		// SQL_ASCII (libpq's choice under the C locale) passes bytes
+		// through, which UTF8 output satisfies.
+	default:
+		return nil, fatalf(codeInvalidParameter, "client_encoding %q is not supported: pgranger sessions use UTF8", params["client_encoding"])
+	}
+	settings, err := startupSettings(params)
+	if err != nil {
+		return nil, err
+	}
+
+	id, err := s.authenticate(c, cr, cw, user)
+	if err != nil {
+		return nil, err
+	}
+
+	pool, cat, err := s.database(ctx, database)
+	if err != nil {
+		s.log.Warn("backend unavailable", "database", database, "err", err)
+		return nil, backendFatal(err, database)
+	}
+	bc, err := pool.acquire(ctx)
+	if err != nil {
+		s.log.Warn("backend connection failed", "database", database, "err", err)
+		return nil, backendFatal(err, database)
+	}
+	sess := newSession(s, c, cr, cw, bc, id, database, cat)
+	sess.rsess.DefaultSearchPath = pool.defaultSearchPath
+	sess.rsess.SearchPath = pool.defaultSearchPath
+	if err := sess.applySettings(settings); err != nil {
+		pool.discard(bc)
+		return nil, err
+	}
+	pid, secret := s.newCancelKey(sess)
+	writeMsg(cw, &pgproto3.AuthenticationOk{})
+	for _, k := range sortedParamNames(bc.params) {
+		writeMsg(cw, &pgproto3.ParameterStatus{Name: k, Value: sess.clientParam(k, bc.params[k])})
+	}
+	writeMsg(cw, &pgproto3.BackendKeyData{ProcessID: pid, SecretKey: binary.BigEndian.AppendUint32(nil, secret)})
+	writeMsg(cw, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	if err := cw.Flush(); err != nil {
+		s.sessions.Delete(sess.cancelKey)
+		sess.releaseBackend()
+		return nil, errClientGone
+	}
+	return sess, nil
+}
+
+func backendFatal(err error, database string) *fatalError {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return &fatalError{code: pe.Code, msg: pe.Message}
+	}
+	if errors.Is(err, errPoolExhausted) {
+		return fatalf(codeTooManyConnections, "%v", err)
+	}
+	return fatalf(codeConnectionFailure, "pgranger cannot reach the backend for database %q", database)
+}
+
+func parseStartupParams(b []byte) (map[string]string, error) {
+	params := map[string]string{}
+	for len(b) > 0 && b[0] != 0 {
+		k, rest, ok := cstring(b)
+		if !ok {
+			return nil, errors.New("malformed startup packet")
+		}
+		v, rest, ok := cstring(rest)
+		if !ok {
+			return nil, errors.New("malformed startup packet")
+		}
+		params[k] = v
+		b = rest
+	}
+	return params, nil
+}
+
+// startupSettings turns startup parameters and "-c name=value" options
+// into SET statements for the backend, refusing protected settings.
+func startupSettings(params map[string]string) ([][2]string, error) {
+	var out [][2]string
+	for _, k := range sortedParamNames(params) {
+		if ownedStartupParams[k] || strings.HasPrefix(k, "_pq_.") {
+			continue
+		}
+		out = append(out, [2]string{k, params[k]})
+	}
+	opts, err := parseOptions(params["options"])
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, opts...)
+	for _, kv := range out {
+		switch strings.ToLower(kv[0]) {
+		case "client_encoding", "standard_conforming_strings", "row_security", "session_authorization", "role":
+			if strings.ToLower(kv[0]) == "standard_conforming_strings" && strings.EqualFold(kv[1], "on") {
+				continue
+			}
+			return nil, fatalf(codeInsufficientPriv, "setting %s cannot be changed through pgranger", kv[0])
+		}
+	}
+	return out, nil
+}
+
+// parseOptions reads the startup "options" parameter: -c name=value and
+// --name=value, backslash escaping a space, as the backend does.
+func parseOptions(s string) ([][2]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	var out [][2]string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		var kv string
+		switch {
+		case w == "-c" && i+1 < len(words):
+			i++
+			kv = words[i]
+		case strings.HasPrefix(w, "-c"):
+			kv = w[2:]
+		case strings.HasPrefix(w, "--"):
+			kv = w[2:]
+		default:
+			return nil, fatalf(codeFeatureNotSupported, "startup option %q is not supported through pgranger (only -c name=value)", w)
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fatalf(codeProtocolViolation, "invalid startup option %q", kv)
+		}
+		out = append(out, [2]string{strings.ReplaceAll(k, "-", "_"), v})
+	}
+	return out, nil
+}
+
+// authenticate runs SCRAM-SHA-256 with the client.
+func (s *Server) authenticate(c net.Conn, cr *bufio.Reader, cw *bufio.Writer, user string) (*identity.Identity, error) {
+	failed := fatalf(codeInvalidPassword, "password authentication failed for user %q", user)
+	conv, err := s.opts.Auth.BeginSCRAM(user)
+	if err != nil {
+		return nil, failed
+	}
+	writeMsg(cw, &pgproto3.AuthenticationSASL{AuthMechanisms: []string{identity.SCRAMMechanism}})
+	if err := cw.Flush(); err != nil {
+		return nil, errClientGone
+	}
+	mr := newMsgReader(cr, 10000)
+	typ, body, err := mr.next()
+	if err != nil {
+		return nil, errClientGone
+	}
+	var first pgproto3.SASLInitialResponse
+	if typ != 'p' || first.Decode(body) != nil || first.AuthMechanism != identity.SCRAMMechanism {
+		return nil, fatalf(codeProtocolViolation, "expected a SASL response with mechanism %s", identity.SCRAMMechanism)
+	}
+	reply, err := conv.Step(first.Data)
+	if err != nil {
+		return nil, failed
+	}
+	writeMsg(cw, &pgproto3.AuthenticationSASLContinue{Data: reply})
+	if err := cw.Flush(); err != nil {
+		return nil, errClientGone
+	}
+	typ, body, err = mr.next()
+	if err != nil {
+		return nil, errClientGone
+	}
+	var final pgproto3.SASLResponse
+	if typ != 'p' || final.Decode(body) != nil {
+		return nil, fatalf(codeProtocolViolation, "expected a SASL response")
+	}
+	reply, err = conv.Step(final.Data)
+	if err != nil {
+		return nil, failed
+	}
+	id, err := conv.Identity()
+	if err != nil {
+		return nil, failed
+	}
+	writeMsg(cw, &pgproto3.AuthenticationSASLFinal{Data: reply})
+	return id, nil
+}

@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pgranger/pgranger/ranger"
+)
+
+var t0 = time.Date(2025, 6, 2, 12, 0, 0, 0, time.UTC) // a Monday
+
+// testBundle parses a ServicePolicies document; with no serviceDef the
+// engine uses the stock hive one.
+func testBundle(t testing.TB, doc string) *ranger.Bundle {
+	t.Helper()
+	sp, err := ranger.ParseServicePolicies([]byte(doc))
+	if err != nil {
+		t.Fatalf("bad test document: %v", err)
+	}
+	return &ranger.Bundle{Policies: sp}
+}
+
+func testEngine(t testing.TB, doc string) *Engine {
+	t.Helper()
+	e, err := NewEngine(testBundle(t, doc), Options{})
+	if err != nil {
+		t.Fatalf("NewEngine: %v", err)
+	}
+	return e
+}
+
+// hiveDefWithConditions is the stock hive service-def plus condition types.
+func hiveDefWithConditions() *ranger.RangerServiceDef {
+	d := StockHiveServiceDef()
+	d.PolicyConditions = []ranger.RangerPolicyConditionDef{
+		{Name: "expression", Evaluator: "org.apache.ranger.plugin.conditionevaluator.RangerScriptConditionEvaluator"},
+		{Name: "ip-range", Evaluator: "org.apache.ranger.plugin.conditionevaluator.RangerIpMatcher"},
+		{Name: "not-expired", Evaluator: "org.apache.ranger.plugin.conditionevaluator.RangerScriptTemplateConditionEvaluator",
+			EvaluatorOptions: ranger.StringMap{"scriptTemplate": "ctx.isAccessedBefore('expiry')"}},
+		{Name: "any-tag", Evaluator: "org.apache.ranger.plugin.conditionevaluator.RangerAnyOfExpectedTagsPresentConditionEvaluator"},
+	}
+	return d
+}
+
+func subj(user string, groups ...string) *Subject { return &Subject{User: user, Groups: groups} }
+
+func res(db, table, column string) Resource {
+	return Resource{Database: db, Table: table, Column: column}
+}
+
+type accessCase struct {
+	name    string
+	s       *Subject
+	r       Resource
+	access  string
+	at      time.Time
+	allowed bool
+	id      int64
+}
+
+func runAccess(t *testing.T, e *Engine, cases []accessCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			at := tc.at
+			if at.IsZero() {
+				at = t0
+			}
+			d := e.Access(tc.s, tc.r, tc.access, at)
+			if d.Allowed != tc.allowed || d.PolicyID != tc.id {
+				t.Errorf("got allowed=%v id=%d (%s), want allowed=%v id=%d", d.Allowed, d.PolicyID, d.Reason, tc.allowed, tc.id)
+			}
+		})
+	}
+}
+
+type rangerPR = ranger.RangerPolicyResource
+
+func toRanger(m map[string]rangerPR) map[string]ranger.RangerPolicyResource { return m }

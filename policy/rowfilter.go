@@ -1,0 +1,71 @@
+package policy
+
+import "sort"
+
+// evalRowFilter returns the filters for a table.
+//
+// Resource row-filter policies naming exactly this table are tried by
+// priority, then policy name; inside a policy the first matching item
+// decides, and an item without a filterExpr (or with an empty one) lets the
+// next policy decide. Tag row-filter policies are evaluated the same way for
+// each tag of the table (its own tags and its database's), one decision per
+// tag. pgranger ANDs every decided filter: the resource filter first, then
+// the tag filters in the tags' stored order. (Ranger keeps only the first
+// decision; a filter that might be dropped is a filter that might leak, so
+// pgranger applies them all.)
+func (e *Engine) evalRowFilter(rq *evalReq) RowFilter {
+	var out RowFilter
+	if e.IsSuperUser(rq.subj) {
+		return out
+	}
+	r := e.reposFor(rq)[0]
+	cands := e.filterCandidates(rq, r.filters, r.tagFilters)
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if (a.tag != nil) != (b.tag != nil) {
+			return a.tag == nil
+		}
+		if a.tag != nil && a.tag.order != b.tag.order {
+			return a.tag.order < b.tag.order
+		}
+		return a.p.ordinal < b.p.ordinal
+	})
+	decidedRes := false
+	decidedTag := map[*reqTag]bool{}
+	type key struct {
+		id   int64
+		expr string
+	}
+	seen := map[key]bool{}
+	for _, c := range cands {
+		if c.tag == nil && decidedRes || c.tag != nil && decidedTag[c.tag] {
+			continue
+		}
+		if !c.appliesTo(rq) {
+			continue
+		}
+		var item *citem
+		for _, it := range c.p.filters {
+			if it.matches(c.rq, "select", kindRowFilter, false) {
+				item = it
+				break
+			}
+		}
+		if item == nil || !item.hasFilter {
+			continue
+		}
+		if c.tag == nil {
+			decidedRes = true
+		} else {
+			decidedTag[c.tag] = true
+		}
+		k := key{c.p.id, item.filterExpr}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out.Exprs = append(out.Exprs, item.filterExpr)
+		out.PolicyIDs = append(out.PolicyIDs, c.p.id)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package sqlrewrite
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
+)
+
+// policyExpr turns a Ranger row-filter or CUSTOM mask expression into an
+// expression node for the wrapper over rel. Policy expressions are trusted
+// (their tables are not access-checked for the user) but never trusted to be
+// well formed: macros are substituted as escaped literals, the result must
+// parse as exactly one expression, and session functions become the
+// authenticated user. Relations a filter reads are qualified with the
+// session's default search_path, so a user's SET search_path cannot make a
+// filter read a different table.
+func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation) (*pg.Node, *Error) {
+	expanded, err := r.expandMacros(text)
+	if err != nil {
+		return nil, err
+	}
+	expanded = normalizeHiveisms(expanded)
+	tree, perr := pg.Parse("SELECT " + expanded)
+	if perr != nil {
+		return nil, errorf(CodeSyntaxError, "expression does not parse: %v", parseError(perr).Message)
+	}
+	if len(tree.Stmts) != 1 {
+		return nil, errorf(CodeSyntaxError, "expression is more than one statement")
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || sel.FromClause != nil || sel.WhereClause != nil ||
+		sel.GroupClause != nil || sel.HavingClause != nil || sel.WindowClause != nil || sel.SortClause != nil ||
+		sel.DistinctClause != nil || sel.LimitCount != nil || sel.LimitOffset != nil || sel.LockingClause != nil ||
+		sel.IntoClause != nil || sel.WithClause != nil || sel.ValuesLists != nil || sel.Op != pg.SetOperation_SETOP_NONE {
+		return nil, errorf(CodeSyntaxError, "expression is not a single expression")
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	if rt == nil || rt.Name != "" || rt.Val == nil {
+		return nil, errorf(CodeSyntaxError, "expression is not a single expression")
+	}
+	expr := rt.Val
+	ctes := map[string]bool{}
+	walkNodes(expr, func(n *pg.Node) bool {
+		if c := n.GetCommonTableExpr(); c != nil {
+			ctes[c.Ctename] = true
+		}
+		return true
+	})
+	var failure *Error
+	r.inPolicyExpr = true
+	defer func() { r.inPolicyExpr = false }()
+	walkNodes(expr, func(n *pg.Node) bool {
+		if failure != nil {
+			return false
+		}
+		switch v := n.Node.(type) {
+		case *pg.Node_SqlvalueFunction:
+			r.sessionValue(n, v.SqlvalueFunction)
+			return false
+		case *pg.Node_FuncCall:
+			r.sessionFunctionCall(n, v.FuncCall)
+			return true
+		case *pg.Node_RangeVar:
+			rv := v.RangeVar
+			if rv.Schemaname != "" || ctes[rv.Relname] {
+				return false
+			}
+			if found, ok := r.snap.Resolve(rv.Relname, r.sess.DefaultSearchPath, r.sess.Subject.User); ok {
+				rv.Schemaname = found.Schema
+			} else {
+				failure = errorf(CodeUndefinedTable, "relation %q in the expression does not exist", rv.Relname)
+			}
+			return false
+		}
+		return true
+	})
+	if failure != nil {
+		return nil, failure
+	}
+	return expr, nil
+}
+
+// normalizeHiveisms rewrites Hive spellings PostgreSQL rejects:
+// current_user() → current_user (likewise session_user, user,
+// current_role), using the scanner so string literals are never touched.
+func normalizeHiveisms(text string) string {
+	if !strings.Contains(text, "(") {
+		return text
+	}
+	scan, err := pg.Scan(text)
+	if err != nil {
+		return text
+	}
+	toks := scan.Tokens
+	var b strings.Builder
+	last := 0
+	for i := 0; i+2 < len(toks); i++ {
+		switch toks[i].Token {
+		case pg.Token_CURRENT_USER, pg.Token_SESSION_USER, pg.Token_USER, pg.Token_CURRENT_ROLE:
+		default:
+			continue
+		}
+		if toks[i+1].Token == pg.Token_ASCII_40 && toks[i+2].Token == pg.Token_ASCII_41 {
+			b.WriteString(text[last:toks[i].End])
+			last = int(toks[i+2].End)
+			i += 2
+		}
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}

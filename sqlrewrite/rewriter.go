@@ -1,0 +1,263 @@
+// Package sqlrewrite decides, for one identity, what a SQL text may do and
+// what it must become before it reaches PostgreSQL.
+//
+// Every statement is parsed with PostgreSQL's own parser (pg_query). Each
+// reference to a governed relation is resolved through the catalog with the
+// session's search_path, checked against Ranger access policies column by
+// column, and — when a mask, a row filter or a restricted column applies —
+// replaced by a wrapper subquery with the same visible name and columns:
+//
+//	SELECT id, ssn FROM sales.orders o
+//	→ SELECT id, ssn FROM (SELECT id, <mask(ssn)> AS ssn, … FROM sales.orders WHERE <filter>) o
+//
+// A statement kind the rewriter does not know is denied; nothing that was
+// not understood is forwarded (DESIGN §6). Results are cached by statement
+// text, identity, policy generation, catalog version and search_path, so the
+// parser runs once per distinct text.
+package sqlrewrite
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+	pg "github.com/pganalyze/pg_query_go/v6"
+	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+
+	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
+)
+
+// Options are the rewriter's fixed settings.
+type Options struct {
+	MaxStatementBytes int
+	MaxNestingDepth   int
+	CacheSize         int
+	// NamespaceMapping is policy.namespace-mapping: "schema" maps a schema
+	// to the Ranger database; "database.schema" maps "<db>.<schema>".
+	NamespaceMapping string
+	Mask             MaskOptions
+	// KeepSessionFunctions leaves current_user & co. in user SQL as they
+	// are (they then return the backend's service role). By default they
+	// become the authenticated user's name.
+	KeepSessionFunctions bool
+}
+
+// PolicyState is the policy side of one rewrite.
+type PolicyState struct {
+	Engine     *policy.Engine // nil when no usable bundle was ever loaded
+	Generation uint64         // changes whenever Engine changes
+	// Unavailable, when not empty, says why policies cannot be trusted
+	// (stale past cache-ttl-secs, never loaded); every governed statement is
+	// then denied with it.
+	Unavailable string
+}
+
+// Env is the shared state a rewrite reads: immutable snapshots taken by the
+// caller at the start of the statement.
+type Env struct {
+	Policy  PolicyState
+	Catalog *catalog.Snapshot
+	// Refresh reloads the catalog when a name is missing; may be nil.
+	Refresh func(ctx context.Context) (*catalog.Snapshot, error)
+	Now     time.Time
+}
+
+// Session is the per-connection input of a rewrite.
+type Session struct {
+	Subject *policy.Subject
+	// IdentityKey identifies Subject in cache keys; see IdentityKey.
+	IdentityKey       string
+	Database          string
+	SearchPath        []string
+	DefaultSearchPath []string
+}
+
+// NewSession builds the rewrite session of an authenticated identity.
+func NewSession(user string, groups, roles []string, attrs map[string]string, database string) *Session {
+	subj := &policy.Subject{User: user, Groups: groups, Roles: roles, Attributes: attrs}
+	return &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: database}
+}
+
+// IdentityKey builds the cache identity of a subject: user, sorted roles,
+// sorted groups and all attributes. Two sessions with equal keys get equal
+// rewrites.
+func IdentityKey(s *policy.Subject) string {
+	var b strings.Builder
+	b.WriteString(s.User)
+	b.WriteByte(0)
+	for _, r := range sortedUnique(s.Roles) {
+		b.WriteString(r)
+		b.WriteByte(1)
+	}
+	b.WriteByte(0)
+	for _, g := range sortedUnique(s.Groups) {
+		b.WriteString(g)
+		b.WriteByte(1)
+	}
+	b.WriteByte(0)
+	for _, k := range sortedKeys(s.Attributes) {
+		b.WriteString(k)
+		b.WriteByte(2)
+		b.WriteString(s.Attributes[k])
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+// Result is the outcome for one SQL text (one or several statements).
+type Result struct {
+	// SQL is what to send to the backend: the original text when nothing
+	// had to change, else the deparsed rewrite.
+	SQL     string
+	Changed bool
+	// Err, when set, denies the whole text: nothing of it may run.
+	Err        *Error
+	Statements []StatementInfo
+	// SearchPath, when not nil, is the session's search_path once the text
+	// has run (it contained SET/RESET search_path or DISCARD ALL).
+	SearchPath []string
+	// Fingerprint identifies the statement's shape without its literals
+	// (pg_query's fingerprint), for audit.
+	Fingerprint string
+}
+
+// StatementInfo describes one statement for audit and metrics.
+type StatementInfo struct {
+	Kind      string // "SELECT", "SET", "BEGIN", …
+	Governed  bool   // it reads a relation Ranger governs
+	Resources []ResourceUse
+}
+
+// ResourceUse is one governed relation a statement reads.
+type ResourceUse struct {
+	Database, Table string // Ranger resource
+	Columns         []string
+	Access          string
+	PolicyIDs       []int64 // access decisions
+	MaskPolicyIDs   []int64
+	FilterPolicyIDs []int64
+}
+
+type cacheKey struct {
+	sql, identity, database, searchPath string
+	policyGen, catalogVersion           uint64
+}
+
+// Rewriter is safe for concurrent use by all sessions.
+type Rewriter struct {
+	opts  Options
+	cache *otter.Cache[cacheKey, *Result]
+}
+
+// New creates a Rewriter.
+func New(opts Options) *Rewriter {
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 10000
+	}
+	if opts.MaxStatementBytes <= 0 {
+		opts.MaxStatementBytes = 1 << 20
+	}
+	if opts.MaxNestingDepth <= 0 {
+		opts.MaxNestingDepth = 1000
+	}
+	if opts.NamespaceMapping == "" {
+		opts.NamespaceMapping = "schema"
+	}
+	return &Rewriter{
+		opts:  opts,
+		cache: otter.Must(&otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}),
+	}
+}
+
+// Rewrite analyses sql for the session. It never returns a nil Result;
+// a denial is Result.Err. Results are shared: callers must not modify them.
+func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql string) *Result {
+	key := cacheKey{
+		sql:            sql,
+		identity:       sess.IdentityKey,
+		database:       sess.Database,
+		searchPath:     strings.Join(sess.SearchPath, "\x00"),
+		policyGen:      env.Policy.Generation,
+		catalogVersion: env.Catalog.Version,
+	}
+	if env.Policy.Unavailable != "" {
+		// Stale or missing policies: nothing cached under a good state may
+		// be served, and nothing decided now may outlive the outage.
+		return rw.rewrite(ctx, env, sess, sql)
+	}
+	if r, ok := rw.cache.GetIfPresent(key); ok {
+		return r
+	}
+	r := rw.rewrite(ctx, env, sess, sql)
+	// A denial caused by a name the catalog did not know is not cached, so a
+	// table created a moment later is found once the catalog reloads.
+	if r.Err == nil || r.Err.Code != CodeUndefinedTable {
+		key.catalogVersion = env.Catalog.Version
+		rw.cache.Set(key, r)
+	}
+	return r
+}
+
+func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql string) *Result {
+	if err := checkComplexity(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth); err != nil {
+		return &Result{Err: err}
+	}
+	tree, err := pg.Parse(sql)
+	if err != nil {
+		return &Result{Err: parseError(err)}
+	}
+	res := &Result{SQL: sql}
+	if fp, err := pg.Fingerprint(sql); err == nil {
+		res.Fingerprint = fp
+	}
+	searchPath := sess.SearchPath
+	pathChanged := false
+	for _, raw := range tree.Stmts {
+		st := &stmtRewriter{
+			rw:         rw,
+			ctx:        ctx,
+			env:        env,
+			sess:       sess,
+			snap:       env.Catalog,
+			searchPath: searchPath,
+			rels:       map[uint32]*relPolicy{},
+		}
+		info, err := st.statement(raw.Stmt)
+		if err != nil {
+			return &Result{Err: err, Statements: res.Statements}
+		}
+		if st.newSearchPath != nil {
+			searchPath, pathChanged = st.newSearchPath, true
+		}
+		env.Catalog = st.snap // a forced reload is visible to later statements
+		res.Changed = res.Changed || st.changed
+		res.Statements = append(res.Statements, info)
+	}
+	if pathChanged {
+		res.SearchPath = searchPath
+	}
+	if res.Changed {
+		out, err := pg.Deparse(tree)
+		if err != nil {
+			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement: %v", err)}
+		}
+		res.SQL = out
+	}
+	return res
+}
+
+func parseError(err error) *Error {
+	var pe *pgparser.Error
+	if errors.As(err, &pe) {
+		if strings.Contains(pe.Message, "memory exhausted") || strings.Contains(pe.Message, "stack depth") {
+			return errorf(CodeStatementTooComplex, "statement is too complex to parse: %s", pe.Message)
+		}
+		return &Error{Code: CodeSyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos)}
+	}
+	// Not the grammar's error: the tree was too deep to hand over
+	// ("proto: exceeded maximum recursion depth").
+	return errorf(CodeStatementTooComplex, "statement is too complex to parse: %v", err)
+}

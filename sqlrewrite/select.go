@@ -1,0 +1,371 @@
+package sqlrewrite
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
+)
+
+// scope is one query level: the CTE names it can see and the FROM items
+// whose columns unqualified and qualified references resolve against.
+type scope struct {
+	parent *scope
+	ctes   map[string]bool
+	items  []*fromItem
+}
+
+func (s *scope) hasCTE(name string) bool {
+	for ; s != nil; s = s.parent {
+		if s.ctes[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// fromItem is one visible entry of a FROM list. A relation has ref set; an
+// aliased join has children (its members are visible only through it); a
+// subquery, CTE or function is opaque (its inner references were analysed
+// where it was defined).
+type fromItem struct {
+	visible  string
+	ref      *relRef
+	children []*fromItem
+}
+
+// selectStatement analyses one SELECT (any level) and rewrites its FROM
+// items in place. parent is the enclosing level for correlated references.
+func (r *stmtRewriter) selectStatement(s *pg.SelectStmt, parent *scope) {
+	if s == nil || r.err != nil {
+		return
+	}
+	if s.IntoClause != nil {
+		r.fail(denyf("SELECT INTO is not allowed through pgranger (user %q)", r.sess.Subject.User))
+		return
+	}
+	if len(s.LockingClause) > 0 {
+		r.fail(denyf("SELECT … FOR UPDATE/SHARE is not allowed through pgranger (user %q)", r.sess.Subject.User))
+		return
+	}
+	sc := &scope{parent: parent}
+	if s.WithClause != nil {
+		r.withClause(s.WithClause, sc)
+	}
+	if s.Op != pg.SetOperation_SETOP_NONE && s.Op != pg.SetOperation_SET_OPERATION_UNDEFINED {
+		r.selectStatement(s.Larg, sc)
+		r.selectStatement(s.Rarg, sc)
+		r.exprs(sc, s.SortClause, s.LimitOffset, s.LimitCount)
+		return
+	}
+	for _, item := range s.FromClause {
+		r.fromItem(item, sc, &sc.items)
+		if r.err != nil {
+			return
+		}
+	}
+	r.targetList(s.TargetList)
+	r.exprs(sc, s.TargetList, s.WhereClause, s.GroupClause, s.HavingClause, s.WindowClause,
+		s.SortClause, s.DistinctClause, s.ValuesLists, s.LimitOffset, s.LimitCount)
+}
+
+func (r *stmtRewriter) withClause(w *pg.WithClause, sc *scope) {
+	sc.ctes = map[string]bool{}
+	if w.Recursive {
+		for _, n := range w.Ctes {
+			sc.ctes[n.GetCommonTableExpr().GetCtename()] = true
+		}
+	}
+	for _, n := range w.Ctes {
+		cte := n.GetCommonTableExpr()
+		if cte == nil {
+			r.fail(errorf(CodeFeatureNotSupported, "unexpected WITH item"))
+			return
+		}
+		sel := cte.Ctequery.GetSelectStmt()
+		if sel == nil {
+			r.fail(denyf("data-modifying WITH (%s) is not allowed through pgranger (user %q)", statementKind(cte.Ctequery), r.sess.Subject.User))
+			return
+		}
+		// A non-recursive CTE sees the ones before it, not itself.
+		r.selectStatement(sel, sc)
+		sc.ctes[cte.Ctename] = true
+		if cte.SearchClause != nil || cte.CycleClause != nil {
+			r.exprs(sc, cte.SearchClause, cte.CycleClause)
+		}
+	}
+}
+
+// fromItem analyses one FROM entry and appends what it makes visible to out.
+func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
+	if r.err != nil {
+		return
+	}
+	switch v := n.Node.(type) {
+	case *pg.Node_RangeVar:
+		if it := r.rangeVar(n, v.RangeVar, nil, sc); it != nil {
+			*out = append(*out, it)
+		}
+	case *pg.Node_RangeTableSample:
+		rv := v.RangeTableSample.Relation.GetRangeVar()
+		if rv == nil {
+			r.fail(errorf(CodeFeatureNotSupported, "TABLESAMPLE of this kind of FROM item is not supported"))
+			return
+		}
+		r.exprs(sc, v.RangeTableSample.Args, v.RangeTableSample.Repeatable)
+		if it := r.rangeVar(n, rv, v.RangeTableSample, sc); it != nil {
+			*out = append(*out, it)
+		}
+	case *pg.Node_RangeSubselect:
+		sub := v.RangeSubselect
+		inner := &scope{parent: sc.parent, ctes: sc.ctes}
+		if sub.Lateral {
+			inner = sc
+		}
+		sel := sub.Subquery.GetSelectStmt()
+		if sel == nil {
+			r.fail(errorf(CodeFeatureNotSupported, "unsupported subquery in FROM"))
+			return
+		}
+		r.selectStatement(sel, inner)
+		*out = append(*out, &fromItem{visible: aliasName(sub.Alias)})
+	case *pg.Node_RangeFunction:
+		// Functions in FROM may refer to earlier FROM items (implicit LATERAL).
+		r.exprs(sc, v.RangeFunction.Functions)
+		name := aliasName(v.RangeFunction.Alias)
+		if name == "" && len(v.RangeFunction.Functions) > 0 {
+			if l := v.RangeFunction.Functions[0].GetList(); l != nil && len(l.Items) > 0 {
+				if fc := l.Items[0].GetFuncCall(); fc != nil && len(fc.Funcname) > 0 {
+					name = strVal(fc.Funcname[len(fc.Funcname)-1])
+				}
+			}
+		}
+		*out = append(*out, &fromItem{visible: name})
+	case *pg.Node_JoinExpr:
+		j := v.JoinExpr
+		var members []*fromItem
+		r.fromItem(j.Larg, sc, &members)
+		left := len(members)
+		// The right side (a LATERAL subquery or function) and ON see the
+		// left side; the items before the join stay visible too, which
+		// over-approximates what ON can read and so only adds checks.
+		withLeft := func() *scope {
+			return &scope{parent: sc.parent, ctes: sc.ctes, items: append(append([]*fromItem{}, sc.items...), members...)}
+		}
+		r.fromItem(j.Rarg, withLeft(), &members)
+		if r.err != nil {
+			return
+		}
+		r.joinColumns(j, members[:left], members[left:])
+		r.exprs(withLeft(), j.Quals)
+		if j.Alias != nil {
+			*out = append(*out, &fromItem{visible: j.Alias.Aliasname, children: members})
+		} else {
+			*out = append(*out, members...)
+			if j.JoinUsingAlias != nil {
+				*out = append(*out, &fromItem{visible: j.JoinUsingAlias.Aliasname, children: members})
+			}
+		}
+	case *pg.Node_RangeTableFunc, *pg.Node_JsonTable:
+		r.exprs(sc, n)
+		*out = append(*out, &fromItem{})
+	default:
+		r.fail(errorf(CodeFeatureNotSupported, "unsupported FROM item"))
+	}
+}
+
+// joinColumns marks the columns a USING or NATURAL join compares.
+func (r *stmtRewriter) joinColumns(j *pg.JoinExpr, left, right []*fromItem) {
+	if j.IsNatural {
+		// NATURAL compares every common column; when a side is opaque we
+		// cannot know them, so every column of the known side counts.
+		lnames, lok := visibleColumnSet(left)
+		rnames, rok := visibleColumnSet(right)
+		for _, side := range [][]*fromItem{left, right} {
+			for _, it := range side {
+				for name := range columnsOf(it) {
+					if (!lok || !rok) || (lnames[name] && rnames[name]) {
+						markColumn(it, name)
+					}
+				}
+			}
+		}
+		return
+	}
+	for _, u := range j.UsingClause {
+		name := strVal(u)
+		for _, it := range append(append([]*fromItem{}, left...), right...) {
+			markColumn(it, name)
+		}
+	}
+}
+
+func visibleColumnSet(items []*fromItem) (map[string]bool, bool) {
+	out := map[string]bool{}
+	for _, it := range items {
+		if it.ref == nil && it.children == nil {
+			return nil, false
+		}
+		if it.children != nil {
+			sub, ok := visibleColumnSet(it.children)
+			if !ok {
+				return nil, false
+			}
+			for k := range sub {
+				out[k] = true
+			}
+			continue
+		}
+		for _, c := range it.ref.visibleCols {
+			out[c] = true
+		}
+	}
+	return out, true
+}
+
+func columnsOf(it *fromItem) map[string]bool {
+	out := map[string]bool{}
+	if it.ref != nil {
+		for _, c := range it.ref.visibleCols {
+			out[c] = true
+		}
+	}
+	for _, ch := range it.children {
+		for c := range columnsOf(ch) {
+			out[c] = true
+		}
+	}
+	return out
+}
+
+// rangeVar resolves a relation reference. A CTE name shadows a table; a
+// catalog relation is schema-qualified so the backend resolves exactly the
+// relation that was checked; a governed one is recorded for access checks
+// and wrapping in finish.
+func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.RangeTableSample, sc *scope) *fromItem {
+	if rv.Schemaname == "" && rv.Catalogname == "" && sc.hasCTE(rv.Relname) {
+		name := rv.Relname
+		if rv.Alias != nil {
+			name = rv.Alias.Aliasname
+		}
+		return &fromItem{visible: name}
+	}
+	rel := r.resolveRelation(rv)
+	if rel == nil {
+		return nil
+	}
+	if rv.Schemaname == "" && !r.resolvesUnqualified(rel) {
+		rv.Schemaname = rel.Schema
+		r.changed = true
+	}
+	if rv.Catalogname != "" {
+		rv.Catalogname = ""
+		r.changed = true
+	}
+	ref := &relRef{rel: rel, node: node, rv: rv, sample: sample, unaliased: rv.Alias == nil}
+	ref.visibleCols = make([]string, len(rel.Columns))
+	for i, c := range rel.Columns {
+		ref.visibleCols[i] = c.Name
+	}
+	visible := rel.Name
+	if rv.Alias != nil {
+		visible = rv.Alias.Aliasname
+		for i, cn := range rv.Alias.Colnames {
+			if i < len(ref.visibleCols) {
+				ref.visibleCols[i] = strVal(cn)
+			}
+		}
+	}
+	if rel.IsSystem() {
+		if reason, denied := deniedCatalogRelations[rel.Name]; denied {
+			r.fail(denyf("reading %s.%s is not allowed through pgranger (%s; user %q)", rel.Schema, rel.Name, reason, r.sess.Subject.User))
+			return nil
+		}
+		return &fromItem{visible: visible, ref: ref}
+	}
+	pol := r.relationPolicy(rel)
+	if pol == nil {
+		return nil
+	}
+	ref.pol = pol
+	ref.read = map[int]bool{}
+	r.refs = append(r.refs, ref)
+	return &fromItem{visible: visible, ref: ref}
+}
+
+// resolvesUnqualified reports whether the backend, given the bare name,
+// would find rel anyway without any chance of another match: true only for
+// pg_catalog relations while pg_catalog is searched first. Everything else
+// is qualified.
+func (r *stmtRewriter) resolvesUnqualified(rel *catalog.Relation) bool {
+	if rel.Schema != "pg_catalog" {
+		return false
+	}
+	path := catalog.EffectivePath(r.searchPath, r.sess.Subject.User)
+	return len(path) > 0 && path[0] == "pg_catalog"
+}
+
+func (r *stmtRewriter) resolveRelation(rv *pg.RangeVar) *catalog.Relation {
+	if rv.Catalogname != "" && rv.Catalogname != r.sess.Database {
+		r.fail(errorf(CodeFeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
+		return nil
+	}
+	if rv.Relpersistence == "t" {
+		r.fail(denyf("temporary relations are not allowed through pgranger (user %q)", r.sess.Subject.User))
+		return nil
+	}
+	lookup := func(s *catalog.Snapshot) (*catalog.Relation, bool) {
+		if rv.Schemaname != "" {
+			if rv.Schemaname == "pg_temp" || len(rv.Schemaname) > 8 && rv.Schemaname[:8] == "pg_temp_" {
+				return nil, false
+			}
+			return s.Lookup(rv.Schemaname, rv.Relname)
+		}
+		return s.Resolve(rv.Relname, r.searchPath, r.sess.Subject.User)
+	}
+	rel, ok := lookup(r.snap)
+	if !ok && r.env.Refresh != nil {
+		if s, err := r.env.Refresh(r.ctx); err == nil && s != nil {
+			r.snap = s
+			rel, ok = lookup(s)
+		}
+	}
+	if !ok {
+		name := rv.Relname
+		if rv.Schemaname != "" {
+			name = rv.Schemaname + "." + rv.Relname
+		}
+		r.fail(&Error{Code: CodeUndefinedTable, Message: "relation \"" + name + "\" does not exist", Position: rv.Location + 1})
+		return nil
+	}
+	return rel
+}
+
+func aliasName(a *pg.Alias) string {
+	if a == nil {
+		return ""
+	}
+	return a.Aliasname
+}
+
+// deniedCatalogRelations leak data or other users' activity (DESIGN §6
+// "Catalog"): statistics hold sampled column values, pg_stat_activity and
+// friends show other sessions' statements (which include rewritten policy
+// text), large objects bypass table policies.
+var deniedCatalogRelations = map[string]string{
+	"pg_stats":                   "column statistics hold sampled values",
+	"pg_stats_ext":               "column statistics hold sampled values",
+	"pg_stats_ext_exprs":         "column statistics hold sampled values",
+	"pg_statistic":               "column statistics hold sampled values",
+	"pg_statistic_ext":           "column statistics hold sampled values",
+	"pg_statistic_ext_data":      "column statistics hold sampled values",
+	"pg_stat_activity":           "it shows other sessions' statements",
+	"pg_stat_statements":         "it shows other sessions' statements",
+	"pg_stat_statements_info":    "it shows other sessions' statements",
+	"pg_prepared_xacts":          "it shows other sessions' transactions",
+	"pg_prepared_statements":     "it shows rewritten statements",
+	"pg_cursors":                 "it shows rewritten statements",
+	"pg_largeobject":             "large objects are not governed",
+	"pg_largeobject_metadata":    "large objects are not governed",
+	"pg_stat_replication":        "it shows server connections",
+	"pg_backend_memory_contexts": "it shows server internals",
+}

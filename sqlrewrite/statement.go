@@ -1,0 +1,222 @@
+package sqlrewrite
+
+import (
+	"context"
+	"reflect"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
+)
+
+// stmtRewriter holds the state of one statement's analysis. It is used by
+// one goroutine and thrown away after the statement.
+type stmtRewriter struct {
+	rw   *Rewriter
+	ctx  context.Context
+	env  *Env
+	sess *Session
+	snap *catalog.Snapshot
+
+	searchPath    []string
+	newSearchPath []string // set by SET/RESET search_path, DISCARD ALL
+
+	changed      bool
+	governed     bool
+	inPolicyExpr bool   // walking a trusted policy expression, not user SQL
+	err          *Error // first error found while walking; stops further work
+
+	rels map[uint32]*relPolicy // decisions per relation, computed once
+	refs []*relRef             // governed relation references, in order of appearance
+}
+
+// fail records the first error; walkers check r.err and stop.
+func (r *stmtRewriter) fail(e *Error) {
+	if r.err == nil {
+		r.err = e
+	}
+}
+
+// Statement classes (DESIGN §6). Each entry says what happens to a kind;
+// anything not listed is denied, so a statement kind added by a future
+// grammar is refused until someone decides what it needs.
+const (
+	classRewrite = iota // analysed and rewritten
+	classPass           // forwarded as written; touches no governed data
+	classSet            // SET/RESET: checked for protected settings, search_path tracked
+)
+
+var statementClasses = map[reflect.Type]int{
+	reflect.TypeOf(&pg.Node_SelectStmt{}):       classRewrite,
+	reflect.TypeOf(&pg.Node_VariableSetStmt{}):  classSet,
+	reflect.TypeOf(&pg.Node_VariableShowStmt{}): classPass,
+	reflect.TypeOf(&pg.Node_TransactionStmt{}):  classPass,
+	reflect.TypeOf(&pg.Node_DiscardStmt{}):      classPass,
+	reflect.TypeOf(&pg.Node_DeallocateStmt{}):   classPass,
+	reflect.TypeOf(&pg.Node_FetchStmt{}):        classPass,
+	reflect.TypeOf(&pg.Node_ClosePortalStmt{}):  classPass,
+	reflect.TypeOf(&pg.Node_ListenStmt{}):       classPass,
+	reflect.TypeOf(&pg.Node_UnlistenStmt{}):     classPass,
+	reflect.TypeOf(&pg.Node_NotifyStmt{}):       classPass,
+}
+
+func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
+	info := StatementInfo{Kind: statementKind(n)}
+	class, known := statementClasses[reflect.TypeOf(n.Node)]
+	if !known {
+		return info, denyf("%s statements are not allowed through pgranger (user %q)", info.Kind, r.sess.Subject.User)
+	}
+	switch class {
+	case classPass:
+		if d := n.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_ALL {
+			r.newSearchPath = r.sess.DefaultSearchPath
+		}
+	case classSet:
+		if err := r.setStatement(n.GetVariableSetStmt()); err != nil {
+			return info, err
+		}
+	case classRewrite:
+		r.selectStatement(n.GetSelectStmt(), nil)
+		if r.err == nil {
+			r.finish()
+		}
+	}
+	if r.err != nil {
+		return info, r.err
+	}
+	info.Governed = r.governed
+	for _, ref := range r.refs {
+		info.Resources = append(info.Resources, ref.use())
+	}
+	return info, nil
+}
+
+// statementKind names a statement the way PostgreSQL's command tags do
+// ("INSERT", "CREATE TABLE"), for messages and audit.
+func statementKind(n *pg.Node) string {
+	switch v := n.Node.(type) {
+	case *pg.Node_SelectStmt:
+		if v.SelectStmt.IntoClause != nil {
+			return "SELECT INTO"
+		}
+		return "SELECT"
+	case *pg.Node_InsertStmt:
+		return "INSERT"
+	case *pg.Node_UpdateStmt:
+		return "UPDATE"
+	case *pg.Node_DeleteStmt:
+		return "DELETE"
+	case *pg.Node_MergeStmt:
+		return "MERGE"
+	case *pg.Node_VariableSetStmt:
+		if v.VariableSetStmt.Kind == pg.VariableSetKind_VAR_RESET || v.VariableSetStmt.Kind == pg.VariableSetKind_VAR_RESET_ALL {
+			return "RESET"
+		}
+		return "SET"
+	case *pg.Node_VariableShowStmt:
+		return "SHOW"
+	case *pg.Node_TransactionStmt:
+		switch v.TransactionStmt.Kind {
+		case pg.TransactionStmtKind_TRANS_STMT_BEGIN:
+			return "BEGIN"
+		case pg.TransactionStmtKind_TRANS_STMT_START:
+			return "START TRANSACTION"
+		case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
+			return "COMMIT"
+		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+			return "ROLLBACK"
+		case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+			return "SAVEPOINT"
+		case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
+			return "RELEASE"
+		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+			return "ROLLBACK"
+		case pg.TransactionStmtKind_TRANS_STMT_PREPARE:
+			return "PREPARE TRANSACTION"
+		case pg.TransactionStmtKind_TRANS_STMT_COMMIT_PREPARED:
+			return "COMMIT PREPARED"
+		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_PREPARED:
+			return "ROLLBACK PREPARED"
+		}
+		return "TRANSACTION"
+	case *pg.Node_CreateStmt:
+		return "CREATE TABLE"
+	case *pg.Node_CreateTableAsStmt:
+		return "CREATE TABLE AS"
+	case *pg.Node_ViewStmt:
+		return "CREATE VIEW"
+	case *pg.Node_DropStmt:
+		return "DROP"
+	case *pg.Node_AlterTableStmt:
+		return "ALTER TABLE"
+	case *pg.Node_TruncateStmt:
+		return "TRUNCATE"
+	case *pg.Node_CopyStmt:
+		return "COPY"
+	case *pg.Node_ExplainStmt:
+		return "EXPLAIN"
+	case *pg.Node_PrepareStmt:
+		return "PREPARE"
+	case *pg.Node_ExecuteStmt:
+		return "EXECUTE"
+	case *pg.Node_DeclareCursorStmt:
+		return "DECLARE CURSOR"
+	case *pg.Node_FetchStmt:
+		if v.FetchStmt.Ismove {
+			return "MOVE"
+		}
+		return "FETCH"
+	case *pg.Node_ClosePortalStmt:
+		return "CLOSE"
+	case *pg.Node_DoStmt:
+		return "DO"
+	case *pg.Node_CreateFunctionStmt:
+		return "CREATE FUNCTION"
+	case *pg.Node_CallStmt:
+		return "CALL"
+	case *pg.Node_DiscardStmt:
+		return "DISCARD"
+	case *pg.Node_DeallocateStmt:
+		return "DEALLOCATE"
+	case *pg.Node_ListenStmt:
+		return "LISTEN"
+	case *pg.Node_UnlistenStmt:
+		return "UNLISTEN"
+	case *pg.Node_NotifyStmt:
+		return "NOTIFY"
+	case *pg.Node_GrantStmt:
+		return "GRANT"
+	case *pg.Node_GrantRoleStmt:
+		return "GRANT ROLE"
+	case *pg.Node_CreateRoleStmt:
+		return "CREATE ROLE"
+	case *pg.Node_AlterSystemStmt:
+		return "ALTER SYSTEM"
+	case *pg.Node_LoadStmt:
+		return "LOAD"
+	case *pg.Node_VacuumStmt:
+		return "VACUUM"
+	case *pg.Node_LockStmt:
+		return "LOCK"
+	case *pg.Node_CreateSchemaStmt:
+		return "CREATE SCHEMA"
+	case *pg.Node_IndexStmt:
+		return "CREATE INDEX"
+	case *pg.Node_RuleStmt:
+		return "CREATE RULE"
+	case *pg.Node_CreateTrigStmt:
+		return "CREATE TRIGGER"
+	}
+	// Fall back to the node's type: Node_AlterRoleStmt → "ALTER ROLE".
+	name := strings.TrimPrefix(reflect.TypeOf(n.Node).Elem().Name(), "Node_")
+	name = strings.TrimSuffix(name, "Stmt")
+	var b strings.Builder
+	for i, c := range name {
+		if i > 0 && c >= 'A' && c <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(c)
+	}
+	return strings.ToUpper(b.String())
+}

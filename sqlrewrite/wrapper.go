@@ -1,0 +1,168 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
+)
+
+// wrap replaces a governed reference with
+//
+//	(SELECT c1, <mask(c2)> AS c2, NULL::t AS c3, … FROM ONLY? s.t [TABLESAMPLE …] WHERE <filter>) AS alias
+//
+// keeping the visible name (the alias, or the table name) and the column
+// list and order, so the rest of the query is unchanged. The filter runs on
+// stored values, below the masks, as in Hive; everything above the wrapper
+// sees only masked values.
+func (r *stmtRewriter) wrap(ref *relRef) {
+	p := ref.pol
+	rel := ref.rel
+	targets := make([]*pg.Node, 0, len(rel.Columns))
+	for i := range rel.Columns {
+		expr, err := r.columnExpr(ref, i)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		targets = append(targets, pg.MakeResTargetNodeWithNameAndVal(rel.Columns[i].Name, expr, -1))
+	}
+	base := &pg.Node{Node: &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
+		Schemaname:     rel.Schema,
+		Relname:        rel.Name,
+		Inh:            ref.rv.Inh,
+		Relpersistence: "p",
+		Location:       -1,
+	}}}
+	if ref.sample != nil {
+		base = &pg.Node{Node: &pg.Node_RangeTableSample{RangeTableSample: &pg.RangeTableSample{
+			Relation:   base,
+			Method:     ref.sample.Method,
+			Args:       ref.sample.Args,
+			Repeatable: ref.sample.Repeatable,
+			Location:   -1,
+		}}}
+	}
+	sel := &pg.SelectStmt{
+		TargetList:  targets,
+		FromClause:  []*pg.Node{base},
+		LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
+		Op:          pg.SetOperation_SETOP_NONE,
+	}
+	if len(p.filter.Exprs) > 0 {
+		var conds []*pg.Node
+		for _, text := range p.filter.Exprs {
+			n, err := r.policyExpr(text, rel)
+			if err != nil {
+				r.fail(denyf("the row filter on %s.%s cannot be applied (%s): access denied for user %q", rel.Schema, rel.Name, err.Message, r.sess.Subject.User))
+				return
+			}
+			conds = append(conds, n)
+		}
+		if len(conds) == 1 {
+			sel.WhereClause = conds[0]
+		} else {
+			sel.WhereClause = pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, conds, -1)
+		}
+	}
+	alias := ref.rv.Alias
+	if alias == nil {
+		alias = &pg.Alias{Aliasname: rel.Name}
+		for _, q := range ref.qualifiedRefs {
+			q.cr.Fields = q.cr.Fields[q.strip:]
+		}
+	}
+	ref.node.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
+		Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}},
+		Alias:    alias,
+	}}
+	r.changed = true
+}
+
+// columnExpr is the wrapper's expression for column i: the column itself,
+// its mask, or a typed NULL for a column the user may not read.
+func (r *stmtRewriter) columnExpr(ref *relRef, i int) (*pg.Node, *Error) {
+	col := ref.rel.Columns[i]
+	ct := columnType(col)
+	ident := quoteIdent(col.Name)
+	if !ref.pol.colAccess[i].Allowed {
+		return parseExpr(TypedNull(ct))
+	}
+	m := ref.pol.masks[i]
+	switch {
+	case m.Type == "":
+		return pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(col.Name)}, -1), nil
+	case m.Unmappable:
+		return parseExpr(TypedNull(ct))
+	case m.Type == "CUSTOM":
+		return r.customMask(ref, col, m)
+	}
+	text, err := MaskSQL(m.Type, ct, ident, r.rw.opts.Mask)
+	if errors.Is(err, ErrUnmappableMask) {
+		return parseExpr(TypedNull(ct))
+	}
+	if err != nil {
+		return nil, denyf("mask %s on %s.%s.%s cannot be applied (%v): access denied for user %q", m.Type, ref.rel.Schema, ref.rel.Name, col.Name, err, r.sess.Subject.User)
+	}
+	return parseExpr(text)
+}
+
+// customMask builds a CUSTOM mask: valueExpr with {col} replaced by the
+// quoted column (other bare names refer to the same row), cast back to the
+// column's type so its type OID is kept. A null valueExpr means NULL.
+func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask) (*pg.Node, *Error) {
+	ct := columnType(col)
+	if strings.TrimSpace(m.ValueExpr) == "" {
+		return parseExpr(TypedNull(ct))
+	}
+	text := strings.ReplaceAll(m.ValueExpr, "{col}", quoteIdent(col.Name))
+	text = strings.ReplaceAll(text, "{colType}", col.TypeName)
+	expr, err := r.policyExpr(text, ref.rel)
+	if err != nil {
+		return nil, denyf("custom mask on %s.%s.%s cannot be applied (%s): access denied for user %q", ref.rel.Schema, ref.rel.Name, col.Name, err.Message, r.sess.Subject.User)
+	}
+	typ, err := parseTypeName(col.TypeName)
+	if err != nil {
+		return nil, err
+	}
+	return &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: expr, TypeName: typ, Location: -1}}}, nil
+}
+
+func columnType(c catalog.Column) ColumnType {
+	return ColumnType{OID: c.TypeOID, BaseOID: c.BaseOID, TypMod: c.TypMod, SQLName: c.TypeName}
+}
+
+// parseExpr parses SQL text that pgranger itself generated as one expression.
+func parseExpr(text string) (*pg.Node, *Error) {
+	tree, err := pg.Parse("SELECT " + text)
+	if err != nil {
+		return nil, errorf(CodeFeatureNotSupported, "internal expression does not parse: %v", err)
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	return sel.TargetList[0].GetResTarget().Val, nil
+}
+
+func parseTypeName(name string) (*pg.TypeName, *Error) {
+	n, err := parseExpr("NULL::" + name)
+	if err != nil {
+		return nil, err
+	}
+	tc := n.GetTypeCast()
+	if tc == nil {
+		return nil, errorf(CodeFeatureNotSupported, "cannot parse type %s", name)
+	}
+	return tc.TypeName, nil
+}
+
+// quoteIdent quotes an identifier the way quote_ident does when needed.
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// quoteLiteral makes a standard-conforming string literal.
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
