@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -123,7 +125,6 @@ type proxy struct {
 
 type proxyOptions struct {
 	policies []byte            // hive.json content; nil = the demo bundle
-	extra    string            // appended to the [policy] section
 	env      map[string]string // extra PGRANGER_* overrides
 }
 
@@ -168,7 +169,7 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := strings.Replace(string(base), "[policy.file]", o.extra+"\n[policy.file]\npoll-interval-ms = 100", 1)
+	cfg := strings.Replace(string(base), "[policy.file]", "[policy.file]\npoll-interval-ms = 100", 1)
 	if err := os.WriteFile(filepath.Join(dir, "pgranger.toml"), []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
@@ -330,4 +331,9 @@ func equalLines(t *testing.T, what string, got, want []string) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%s:\n got:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
+}
+
+func sha256hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

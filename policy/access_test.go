@@ -356,3 +356,33 @@ func TestSecurityZones(t *testing.T) {
 		{"show databases: any zone", subj("fay", "finance"), Resource{}, "", t0, true, 1},
 	})
 }
+
+func TestResourceExpressions(t *testing.T) {
+	b := testBundle(t, `{"policies": [
+	  {"id": 1, "name": "own department", "resources": {"database": {"values": ["${{USER.dept}}_db"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
+	   "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]},
+	  {"id": 2, "name": "everyone on shared", "resources": {"database": {"values": ["shared"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
+	   "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]},
+	  {"id": 3, "name": "unevaluable deny", "resources": {"database": {"values": ["shared"]}, "table": {"values": ["${{REQ.clientIPAddress}}"]}, "column": {"values": ["*"]}},
+	   "denyPolicyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]},
+	  {"id": 4, "name": "unevaluable allow", "resources": {"database": {"values": ["${{TAG.x}}"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
+	   "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]}
+	]}`)
+	us, err := ranger.ParseUserStore([]byte(`{"userAttrMapping": {"ann": {"dept": "engg"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.UserStore = us
+	e, err := NewEngine(b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAccess(t, e, []accessCase{
+		{"user attribute from the user store", subj("ann"), res("engg_db", "t", "c"), "select", t0, true, 1},
+		{"user attribute from the subject", &Subject{User: "bo", Attributes: map[string]string{"dept": "ops"}}, res("ops_db", "t", "c"), "select", t0, true, 1},
+		{"other department", subj("ann"), res("ops_db", "t", "c"), "select", t0, false, 0},
+		{"missing attribute never allows", subj("cy"), res("_db", "t", "c"), "select", t0, false, 0},
+		{"an unevaluable value still denies", subj("ann"), res("shared", "t", "c"), "select", t0, false, 3},
+		{"an unevaluable value never allows", subj("ann"), res("anything", "t", "c"), "select", t0, false, 0},
+	})
+}

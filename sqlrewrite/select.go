@@ -356,7 +356,6 @@ var deniedCatalogRelations = map[string]string{
 	"pg_stats_ext":               "column statistics hold sampled values",
 	"pg_stats_ext_exprs":         "column statistics hold sampled values",
 	"pg_statistic":               "column statistics hold sampled values",
-	"pg_statistic_ext":           "column statistics hold sampled values",
 	"pg_statistic_ext_data":      "column statistics hold sampled values",
 	"pg_stat_activity":           "it shows other sessions' statements",
 	"pg_stat_statements":         "it shows other sessions' statements",
