@@ -68,15 +68,16 @@ func (e *Engine) evalMask(rq *evalReq) Mask {
 		return a.p.ordinal < b.p.ordinal
 	})
 	for _, c := range cands {
-		if !c.appliesTo(rq) {
+		applies, doubt := c.appliesTo(rq)
+		if doubt {
+			return restrictedMask(c.p.id)
+		}
+		if !applies {
 			continue
 		}
-		var item *citem
-		for _, it := range c.p.masks {
-			if it.matches(c.rq, "select", kindMask, false) {
-				item = it
-				break
-			}
+		item, doubt := itemUnderDoubt(c.p.masks, c.rq)
+		if doubt {
+			return restrictedMask(c.p.id)
 		}
 		if item == nil || item.maskInfo == nil {
 			continue
@@ -116,25 +117,58 @@ func (e *Engine) filterCandidates(rq *evalReq, res, tags *policySet) []filterCan
 }
 
 // appliesTo checks the resource match (exact: SELF or
-// SELF_AND_ALL_DESCENDANTS) and the policy-level conditions. A mask or
-// row filter never applies under doubt: an unevaluable resource value or
-// condition makes the policy not apply (conditions.go).
-func (c filterCand) appliesTo(rq *evalReq) bool {
+// SELF_AND_ALL_DESCENDANTS) and the policy-level conditions. doubt reports
+// that the answer depends on something pgranger cannot evaluate (a
+// resource value or condition it does not implement); the caller then
+// restricts instead of skipping, since skipping a mask or a filter is what
+// would leak (conditions.go).
+func (c filterCand) appliesTo(rq *evalReq) (applies, doubt bool) {
 	if c.tag == nil {
 		matched := false
 		for _, pm := range c.p.resources {
 			mt, unknown := pm.matchType(rq.res, &rq.tc)
-			if (mt == mtSelf || mt == mtSelfAndAllDescendants) && !unknown {
+			if unknown {
+				doubt = true
+				continue
+			}
+			if mt == mtSelf || mt == mtSelfAndAllDescendants {
 				matched = true
 				break
 			}
 		}
 		if !matched {
-			return false
+			return false, doubt
 		}
 	}
-	return evalConditions(c.p.conds, c.rq) == condTrue
+	switch evalConditions(c.p.conds, c.rq) {
+	case condTrue:
+		return true, false
+	case condUnknown:
+		return false, true
+	}
+	return false, false
 }
+
+// itemUnderDoubt finds the first item of items that matches the subject
+// and access; doubt is set when that item's conditions cannot be evaluated.
+func itemUnderDoubt(items []*citem, rq *evalReq) (item *citem, doubt bool) {
+	for _, it := range items {
+		if !it.matchesSubject(rq) || !it.matchesAccess("select") {
+			continue
+		}
+		switch evalConditions(it.conds, rq) {
+		case condTrue:
+			return it, false
+		case condUnknown:
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// restrictedMask is the answer under doubt: the column is shown as a typed
+// NULL, whatever the doubtful policy would have decided.
+func restrictedMask(id int64) Mask { return Mask{Type: ranger.MaskTypeNull, PolicyID: id, Unmappable: true} }
 
 func (e *Engine) buildMask(c filterCand, info *ranger.RangerPolicyItemDataMaskInfo) Mask {
 	m := Mask{PolicyID: c.p.id}

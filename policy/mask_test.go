@@ -46,6 +46,8 @@ const tagBundleDoc = `{"serviceName": "cm_hive", "policyVersion": 42,
    "dataMaskPolicyItems": [
      {"accesses": [{"type": "select"}], "groups": ["public"], "conditions": [{"type": "ip-range", "values": ["x"]}], "dataMaskInfo": {"dataMaskType": "MASK_NONE"}},
      {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_HASH"}}]},
+  {"id": 898, "name": "doubtful filter", "policyType": 2, "resources": {"database": {"values": ["sales"]}, "table": {"values": ["leads"]}},
+   "rowFilterPolicyItems": [{"accesses": [{"type": "select"}], "groups": ["public"], "conditions": [{"type": "ip-range", "values": ["x"]}], "rowFilterInfo": {"filterExpr": "true"}}]},
   {"id": 899, "name": "a-first filter", "policyType": 2, "resources": {"database": {"values": ["sales"]}, "table": {"values": ["customers"]}},
    "rowFilterPolicyItems": [{"accesses": [{"type": "select"}], "users": ["boss"]}]},
   {"id": 900, "name": "stores", "policyType": 2, "resources": {"database": {"values": ["sales"]}, "table": {"values": ["customers"]}},
@@ -124,7 +126,7 @@ func TestMasks(t *testing.T) {
 		{"CUSTOM valueExpr verbatim", subj("ann"), col("city"),
 			Mask{Type: "CUSTOM", ValueExpr: "CASE WHEN region = '${{USER.region}}' THEN {col} ELSE NULL END", PolicyID: 806}},
 		{"no mask", subj("ann"), col("id"), Mask{}},
-		{"unknown-condition exemption never matches", subj("ann"), col("zip"), Mask{Type: "MASK_HASH", Transformer: "mask_hash({col})", PolicyID: 808}},
+		{"an item with an unknown condition restricts the column", subj("ann"), col("zip"), Mask{Type: "MASK_NULL", PolicyID: 808, Unmappable: true}},
 		{"foreign component mask is unmappable", subj("ann"), res("sales", "old", "code"), Mask{Type: "hbase:MASK", PolicyID: 601, Tag: "LEGACY", Unmappable: true}},
 		{"a tag on the table masks its columns", subj("ann"), res("sales", "secrets", "anything"), Mask{Type: "MASK_NULL", PolicyID: 602, Tag: "CONFIDENTIAL"}},
 		{"expired tag does not apply", subj("ann"), col("notes"), Mask{}},
@@ -163,6 +165,8 @@ func TestRowFilters(t *testing.T) {
 		{"column ignored", subj("carl"), res("sales", "customers", "ssn"),
 			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}}},
 		{"no filter", subj("carl"), res("sales", "orders", ""), RowFilter{}},
+		{"an item with an unknown condition shows no rows", subj("carl"), res("sales", "leads", ""),
+			RowFilter{Exprs: []string{"false"}, PolicyIDs: []int64{898}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,15 +41,17 @@ func (e *Engine) evalRowFilter(rq *evalReq) RowFilter {
 		if c.tag == nil && decidedRes || c.tag != nil && decidedTag[c.tag] {
 			continue
 		}
-		if !c.appliesTo(rq) {
-			continue
-		}
+		applies, doubt := c.appliesTo(rq)
 		var item *citem
-		for _, it := range c.p.filters {
-			if it.matches(c.rq, "select", kindRowFilter, false) {
-				item = it
-				break
-			}
+		if applies {
+			item, doubt = itemUnderDoubt(c.p.filters, c.rq)
+		}
+		if doubt {
+			// Under doubt no row is shown: a filter that might apply is
+			// applied as the most restrictive one.
+			out.Exprs = append(out.Exprs, "false")
+			out.PolicyIDs = append(out.PolicyIDs, c.p.id)
+			continue
 		}
 		if item == nil || !item.hasFilter {
 			continue

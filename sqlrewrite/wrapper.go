@@ -104,6 +104,9 @@ func (r *stmtRewriter) columnExpr(ref *relRef, i int) (*pg.Node, *Error) {
 	if errors.Is(err, ErrUnmappableMask) {
 		return parseExpr(TypedNull(ct))
 	}
+	if err == nil && !r.snap.HasICU && strings.Contains(text, "und-x-icu") {
+		err = errors.New(`the backend has no ICU collation "und-x-icu", which Hive-exact masks need`)
+	}
 	if err != nil {
 		return nil, denyf("mask %s on %s.%s.%s cannot be applied (%v): access denied for user %q", m.Type, ref.rel.Schema, ref.rel.Name, col.Name, err, r.sess.Subject.User)
 	}
