@@ -75,6 +75,10 @@ func (ref *relRef) use() ResourceUse {
 	u.Database, u.Table = ref.pol.resource.Database, ref.pol.resource.Table
 	for _, i := range ref.readColumns() {
 		u.Columns = append(u.Columns, ref.rel.Columns[i].Name)
+		if ref.pol.super {
+			u.PolicyIDs = []int64{-1}
+			continue
+		}
 		u.PolicyIDs = appendID(u.PolicyIDs, ref.pol.colAccess[i].PolicyID)
 	}
 	for _, m := range ref.pol.masks {

@@ -201,7 +201,14 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	return r
 }
 
-func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql string) *Result {
+func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql string) (res *Result) {
+	defer func() {
+		// A bug in the analysis must deny the statement, not kill the
+		// process with every session in it.
+		if p := recover(); p != nil {
+			res = &Result{Err: errorf(CodeInsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
+		}
+	}()
 	if err := checkComplexity(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth); err != nil {
 		return &Result{Err: err}
 	}
@@ -209,7 +216,7 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	if err != nil {
 		return &Result{Err: parseError(err)}
 	}
-	res := &Result{SQL: sql}
+	res = &Result{SQL: sql}
 	if fp, err := pg.Fingerprint(sql); err == nil {
 		res.Fingerprint = fp
 	}

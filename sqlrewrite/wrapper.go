@@ -28,7 +28,11 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 			r.fail(err)
 			return
 		}
-		targets = append(targets, pg.MakeResTargetNodeWithNameAndVal(rel.Columns[i].Name, expr, -1))
+		name := rel.Columns[i].Name
+		if cr := expr.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && strVal(cr.Fields[0]) == name {
+			name = "" // the column itself: "id", not "id AS id"
+		}
+		targets = append(targets, pg.MakeResTargetNodeWithNameAndVal(name, expr, -1))
 	}
 	base := &pg.Node{Node: &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
 		Schemaname:     rel.Schema,
