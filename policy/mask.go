@@ -168,7 +168,9 @@ func itemUnderDoubt(items []*citem, rq *evalReq) (item *citem, doubt bool) {
 
 // restrictedMask is the answer under doubt: the column is shown as a typed
 // NULL, whatever the doubtful policy would have decided.
-func restrictedMask(id int64) Mask { return Mask{Type: ranger.MaskTypeNull, PolicyID: id, Unmappable: true} }
+func restrictedMask(id int64) Mask {
+	return Mask{Type: ranger.MaskTypeNull, PolicyID: id, Unmappable: true}
+}
 
 func (e *Engine) buildMask(c filterCand, info *ranger.RangerPolicyItemDataMaskInfo) Mask {
 	m := Mask{PolicyID: c.p.id}
