@@ -17,7 +17,8 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy
 
 demo: deps build
-	$(GO) run ./cmd/demo -pgranger bin/pgranger -config examples/pgranger.toml
+	$(GO) build -o bin/pgranger-demo ./cmd/demo
+	bin/pgranger-demo -pgranger bin/pgranger -config examples/pgranger.toml
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \
