@@ -86,8 +86,7 @@ type Snapshot struct {
 	ServerEncoding string
 	HasICU         bool // the "und-x-icu" collation exists (needed by masks)
 
-	byQualified map[string]*Relation   // schema + "." + name
-	byName      map[string][]*Relation // name → relations in any schema
+	byQualified map[string]*Relation // schema + "." + name
 	schemas     map[string]bool
 	catalogFunc map[string]bool // function names in pg_catalog
 }
@@ -266,7 +265,6 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 	s := &Snapshot{
 		LoadedAt:    time.Now(),
 		byQualified: map[string]*Relation{},
-		byName:      map[string][]*Relation{},
 		schemas:     map[string]bool{},
 		catalogFunc: map[string]bool{},
 	}
@@ -307,7 +305,6 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 		fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%c\x00%s\x00%v\x00", r.OID, r.Schema, r.Name, r.Kind, r.Owner, roots)
 		byOID[r.OID] = r
 		s.byQualified[r.Schema+"."+r.Name] = r
-		s.byName[r.Name] = append(s.byName[r.Name], r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -357,7 +354,6 @@ func Static(version uint64, rels []*Relation, catalogFuncs []string) *Snapshot {
 		ServerEncoding: "UTF8",
 		HasICU:         true,
 		byQualified:    map[string]*Relation{},
-		byName:         map[string][]*Relation{},
 		schemas:        map[string]bool{"pg_catalog": true, "information_schema": true, "public": true},
 		catalogFunc:    map[string]bool{},
 	}
@@ -370,7 +366,6 @@ func Static(version uint64, rels []*Relation, catalogFuncs []string) *Snapshot {
 			r.RootSchema, r.RootName = r.Schema, r.Name
 		}
 		s.byQualified[r.Schema+"."+r.Name] = r
-		s.byName[r.Name] = append(s.byName[r.Name], r)
 		s.schemas[r.Schema] = true
 	}
 	for _, f := range catalogFuncs {

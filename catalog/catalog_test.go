@@ -1,0 +1,122 @@
+package catalog
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/pgranger/pgranger/internal/testpg"
+)
+
+func TestEffectivePath(t *testing.T) {
+	cases := []struct {
+		path []string
+		want []string
+	}{
+		{[]string{"$user", "public"}, []string{"pg_catalog", "bob", "public"}},
+		{[]string{"sales", "pg_catalog"}, []string{"sales", "pg_catalog"}},
+		{[]string{"pg_temp", "sales"}, []string{"pg_catalog", "sales"}},
+		{nil, []string{"pg_catalog"}},
+	}
+	for _, c := range cases {
+		if got := EffectivePath(c.path, "bob"); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("EffectivePath(%v) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	s := Static(1, []*Relation{
+		{OID: 1, Schema: "public", Name: "orders", Kind: KindTable},
+		{OID: 2, Schema: "sales", Name: "orders", Kind: KindTable},
+		{OID: 3, Schema: "pg_catalog", Name: "pg_class", Kind: KindTable},
+		{OID: 4, Schema: "public", Name: "pg_class", Kind: KindTable},
+	}, nil)
+	check := func(name string, path []string, wantOID uint32) {
+		t.Helper()
+		r, ok := s.Resolve(name, path, "bob")
+		if !ok || r.OID != wantOID {
+			t.Errorf("Resolve(%s, %v) = %v, want oid %d", name, path, r, wantOID)
+		}
+	}
+	check("orders", []string{"$user", "public"}, 1)
+	check("orders", []string{"sales", "public"}, 2)
+	check("pg_class", []string{"public"}, 3)               // pg_catalog is searched first
+	check("pg_class", []string{"public", "pg_catalog"}, 4) // unless the path places it later
+	if _, ok := s.Resolve("orders", []string{"hr"}, "bob"); ok {
+		t.Error("orders must not resolve on path hr")
+	}
+}
+
+// TestLoad reads a real database: columns in attnum order without dropped
+// ones, domains' base types, partitions and inheritance children mapped to
+// their root, and a version that moves only when something changed.
+func TestLoad(t *testing.T) {
+	c := testpg.Start(t)
+	ctx := context.Background()
+	if err := c.Exec(ctx, "postgres", `
+		CREATE DOMAIN posint AS integer CHECK (VALUE > 0);
+		CREATE TABLE public.t (a int, gone text, b posint, c varchar(10));
+		ALTER TABLE public.t DROP COLUMN gone;
+		CREATE TABLE public.p (id int, d date) PARTITION BY RANGE (d);
+		CREATE TABLE public.p_2024 PARTITION OF public.p FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+		CREATE TABLE public.sub_2024 PARTITION OF public.p FOR VALUES FROM ('2025-01-01') TO ('2026-01-01') PARTITION BY RANGE (d);
+		CREATE TABLE public.leaf PARTITION OF public.sub_2024 FOR VALUES FROM ('2025-01-01') TO ('2025-06-01');
+		CREATE TABLE public.parent (x int);
+		CREATE TABLE public.child () INHERITS (public.parent);
+		CREATE VIEW public.v AS SELECT a FROM public.t;`); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := Open(ctx, c.SuperDSN("postgres"), "postgres", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	s := cat.Current()
+	if s.ServerEncoding != "UTF8" || !s.HasICU {
+		t.Errorf("encoding %q, ICU %v", s.ServerEncoding, s.HasICU)
+	}
+	tbl, ok := s.Lookup("public", "t")
+	if !ok {
+		t.Fatal("public.t not found")
+	}
+	var names []string
+	for _, col := range tbl.Columns {
+		names = append(names, col.Name+":"+col.TypeName)
+	}
+	if want := []string{"a:integer", "b:posint", "c:character varying(10)"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("columns %v, want %v", names, want)
+	}
+	if b, _ := tbl.Column("b"); b.BaseOID != 23 || b.TypeOID == 23 {
+		t.Errorf("domain column: type %d base %d", b.TypeOID, b.BaseOID)
+	}
+	for _, name := range []string{"p_2024", "leaf", "sub_2024"} {
+		r, _ := s.Lookup("public", name)
+		if r == nil || r.RootName != "p" {
+			t.Errorf("%s root = %+v, want p", name, r)
+		}
+	}
+	if r, _ := s.Lookup("public", "child"); r == nil || r.RootName != "parent" {
+		t.Errorf("inheritance child root: %+v", r)
+	}
+	if r, _ := s.Lookup("public", "v"); r == nil || r.Kind != KindView {
+		t.Errorf("view: %+v", r)
+	}
+	if !s.IsCatalogFunction("lower") || s.IsCatalogFunction("no_such_function") {
+		t.Error("catalog functions")
+	}
+
+	v1 := s.Version
+	s2, err := cat.Refresh(ctx, 0)
+	if err != nil || s2.Version != v1 {
+		t.Errorf("unchanged reload moved the version: %d → %d (%v)", v1, s2.Version, err)
+	}
+	if err := c.Exec(ctx, "postgres", "ALTER TABLE public.t ADD COLUMN d text"); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := cat.Refresh(ctx, 0)
+	if err != nil || s3.Version == v1 {
+		t.Errorf("a new column must move the version (%v)", err)
+	}
+}
