@@ -256,9 +256,7 @@ func (s *session) rewrite(sql string) *sqlrewrite.Result {
 		Refresh: func(ctx context.Context) (*catalog.Snapshot, error) { return s.cat.Refresh(ctx, time.Second) },
 		Now:     time.Now(),
 	}
-	res := s.srv.opts.Rewriter.Rewrite(context.Background(), env, s.rsess, sql)
-	s.audit(res)
-	return res
+	return s.srv.opts.Rewriter.Rewrite(context.Background(), env, s.rsess, sql)
 }
 
 func (s *session) query(body []byte) error {
@@ -267,6 +265,7 @@ func (s *session) query(body []byte) error {
 		return fatalf(codeProtocolViolation, "malformed Query message")
 	}
 	res := s.rewrite(sql)
+	s.audit(res)
 	if res.Err != nil {
 		s.queue.push(&pending{kind: 'Q', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
@@ -288,6 +287,7 @@ func (s *session) parse(body []byte) error {
 	}
 	res := s.rewrite(msg.Query)
 	if res.Err != nil {
+		s.audit(res)
 		delete(s.stmts, msg.Name)
 		s.queue.push(&pending{kind: 'P', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Parse{Name: msg.Name, Query: denySQL})
@@ -318,6 +318,7 @@ func (s *session) bind(body []byte) error {
 	gov := false
 	if st := s.stmts[name]; st != nil {
 		gov = governed(st.result)
+		s.audit(st.result) // one record per execution of a prepared statement
 	}
 	s.portals[portal] = gov
 	s.queue.push(&pending{kind: 'B', governed: gov})
@@ -345,6 +346,7 @@ func (s *session) ensureCurrent(name string) error {
 		return err
 	}
 	if res.Err != nil {
+		s.audit(res)
 		s.queue.push(&pending{kind: 'P', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: denySQL})
 	}
