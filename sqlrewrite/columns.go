@@ -53,7 +53,14 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 	case *pg.Node_ColumnRef:
 		r.columnRef(sc, v.ColumnRef)
 		return false
+	case *pg.Node_AExpr:
+		r.checkOperator(v.AExpr.Name)
+		return true
+	case *pg.Node_SortBy:
+		r.checkOperator(v.SortBy.UseOp)
+		return true
 	case *pg.Node_SubLink:
+		r.checkOperator(v.SubLink.OperName)
 		r.walkExpr(sc, v.SubLink.Testexpr)
 		r.selectStatement(v.SubLink.Subselect.GetSelectStmt(), sc)
 		if v.SubLink.Subselect.GetSelectStmt() == nil {
@@ -151,7 +158,7 @@ func (r *stmtRewriter) qualifiedColumn(sc *scope, cr *pg.ColumnRef, names []stri
 			if !ref.markVisible(col) {
 				ref.markAllColumns()
 			}
-			ref.qualifiedRefs = append(ref.qualifiedRefs, qualifiedRef{cr: cr, strip: skip + 1})
+			ref.qualifiedRefs = append(ref.qualifiedRefs, qualifiedRef{cr: cr, strip: skip + 1, shadowed: !namesRef(sc, table, ref)})
 		}
 	}
 }
@@ -172,7 +179,7 @@ func (r *stmtRewriter) qualifiedStar(sc *scope, cr *pg.ColumnRef, names []string
 		}
 		for _, ref := range findRelation(sc, names[skip], names[skip+1]) {
 			ref.markAllColumns()
-			ref.qualifiedRefs = append(ref.qualifiedRefs, qualifiedRef{cr: cr, strip: skip + 1})
+			ref.qualifiedRefs = append(ref.qualifiedRefs, qualifiedRef{cr: cr, strip: skip + 1, shadowed: !namesRef(sc, names[skip+1], ref)})
 		}
 	}
 }
@@ -187,6 +194,13 @@ func findItem(sc *scope, name string) *fromItem {
 		}
 	}
 	return nil
+}
+
+// namesRef reports whether the bare name, where sc stands, names the FROM
+// item of ref (and not another item at the same or an inner level).
+func namesRef(sc *scope, name string, ref *relRef) bool {
+	it := findItem(sc, name)
+	return it != nil && it.ref == ref
 }
 
 // findRelation finds unaliased references to schema.table (the only ones

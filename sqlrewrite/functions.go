@@ -4,17 +4,18 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
-	"github.com/pgranger/pgranger/catalog"
 )
 
 // Function rule (DESIGN §6 "Functions"): only built-in functions
 // (pg_catalog) may be called from user SQL, and among them not those that
 // read data or the server behind the planner's back. A function outside
 // pg_catalog is a Ranger `udf` resource; pgranger does not grant udf access
-// yet, so such calls are denied. An unqualified name is qualified with
-// pg_catalog whenever another schema is searched before it, so the backend
-// calls exactly the function that was checked.
+// yet, so such calls are denied. An unqualified name is always qualified
+// with pg_catalog, so the backend calls exactly the function that was
+// checked: PostgreSQL weighs the functions of one name from every schema of
+// the path alike, so an overload elsewhere (public.lower(integer)) would
+// win over the built-in for a better-matching argument even with pg_catalog
+// searched first.
 
 // deniedFunctions are pg_catalog functions that execute a query string,
 // read files or large objects, or expose other sessions. Each fails closed
@@ -109,11 +110,8 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 		}
 	}
 	if schema == "" {
-		path := catalog.EffectivePath(r.searchPath, user)
-		if len(path) == 0 || path[0] != "pg_catalog" {
-			fc.Funcname = append([]*pg.Node{pg.MakeStrNode("pg_catalog")}, fc.Funcname...)
-			r.changed = true
-		}
+		fc.Funcname = append([]*pg.Node{pg.MakeStrNode("pg_catalog")}, fc.Funcname...)
+		r.changed = true
 	}
 }
 
@@ -122,4 +120,19 @@ func orUnknown(s string) string {
 		return "a computed setting name"
 	}
 	return s
+}
+
+// checkOperator applies the function rule to an operator named with a
+// schema (OPERATOR(s.op)): an operator is a call of its function, so one
+// outside pg_catalog is a udf. Unqualified operators are resolved by the
+// backend with pg_catalog searched first (see catalogPreceder).
+func (r *stmtRewriter) checkOperator(name []*pg.Node) {
+	if len(name) < 2 {
+		return
+	}
+	names := nameList(name)
+	if len(names) == 2 && names[0] == "pg_catalog" {
+		return
+	}
+	r.fail(denyf("operator %s is not a built-in operator; udf access is not granted through pgranger (user %q)", strings.Join(names, "."), r.sess.Subject.User))
 }

@@ -14,8 +14,9 @@ import (
 // well formed: macros are substituted as escaped literals, the result must
 // parse as exactly one expression, and session functions become the
 // authenticated user. Relations a filter reads are qualified with the
-// session's default search_path, so a user's SET search_path cannot make a
-// filter read a different table.
+// session's default search_path and built-in functions with pg_catalog, so
+// a user's SET search_path cannot make a filter read a different table or
+// call a different function.
 func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation) (*pg.Node, *Error) {
 	expanded, err := r.expandMacros(text)
 	if err != nil {
@@ -41,6 +42,9 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation) (*pg.Node,
 		return nil, errorf(CodeSyntaxError, "expression is not a single expression")
 	}
 	expr := rt.Val
+	if name := foreignColumn(expr, rel); name != "" {
+		return nil, errorf(CodeInsufficientPrivilege, "%s is not a column of %s.%s", name, rel.Schema, rel.Name)
+	}
 	ctes := map[string]bool{}
 	walkNodes(expr, func(n *pg.Node) bool {
 		if c := n.GetCommonTableExpr(); c != nil {
@@ -60,7 +64,11 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation) (*pg.Node,
 			r.sessionValue(n, v.SqlvalueFunction)
 			return false
 		case *pg.Node_FuncCall:
-			r.sessionFunctionCall(n, v.FuncCall)
+			if !r.sessionFunctionCall(n, v.FuncCall) && len(v.FuncCall.Funcname) == 1 && r.snap.IsCatalogFunction(strVal(v.FuncCall.Funcname[0])) {
+				// A built-in is called as pg_catalog's whatever the
+				// user's search_path holds (see checkFunction).
+				v.FuncCall.Funcname = append([]*pg.Node{pg.MakeStrNode("pg_catalog")}, v.FuncCall.Funcname...)
+			}
 			return true
 		case *pg.Node_RangeVar:
 			rv := v.RangeVar
@@ -113,4 +121,69 @@ func normalizeHiveisms(text string) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// foreignColumn returns the first column reference of the expression's own
+// level (outside its subqueries) that does not name a column of rel, or the
+// table itself as a whole row; "" when there is none. The wrapper's only
+// FROM item is rel, so such a name would be looked up in the user's
+// enclosing query, which could then decide the filter's value
+// (SELECT (SELECT count(*) FROM t) FROM (SELECT 'x' AS dept) s).
+func foreignColumn(expr *pg.Node, rel *catalog.Relation) string {
+	bad := ""
+	var visit func(n *pg.Node) bool
+	visit = func(n *pg.Node) bool {
+		if bad != "" {
+			return false
+		}
+		switch v := n.Node.(type) {
+		case *pg.Node_SubLink:
+			// Names inside the subquery belong to its own FROM items.
+			if v.SubLink.Testexpr != nil {
+				walkNodes(v.SubLink.Testexpr, visit)
+			}
+			return false
+		case *pg.Node_ColumnRef:
+			var names []string
+			star := false
+			for _, f := range v.ColumnRef.Fields {
+				if f.GetAStar() != nil {
+					star = true
+				} else {
+					names = append(names, strVal(f))
+				}
+			}
+			if !ownColumnRef(names, star, rel) {
+				bad = strings.Join(names, ".")
+				if star {
+					bad += ".*"
+				}
+			}
+			return false
+		}
+		return true
+	}
+	walkNodes(expr, visit)
+	return bad
+}
+
+// ownColumnRef reports whether c, t.c, s.t.c (or t.*, s.t.*, or t as a
+// whole row) names rel or one of its columns.
+func ownColumnRef(names []string, star bool, rel *catalog.Relation) bool {
+	switch {
+	case len(names) == 1 && !star:
+		_, ok := rel.Column(names[0])
+		return ok || names[0] == rel.Name
+	case len(names) == 1:
+		return names[0] == rel.Name
+	case len(names) == 2 && !star && names[0] == rel.Name:
+		_, ok := rel.Column(names[1])
+		return ok
+	case len(names) == 2 && star:
+		return names[0] == rel.Schema && names[1] == rel.Name
+	case len(names) == 3 && !star && names[0] == rel.Schema && names[1] == rel.Name:
+		_, ok := rel.Column(names[2])
+		return ok
+	}
+	return false
 }

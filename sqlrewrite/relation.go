@@ -40,9 +40,13 @@ type relRef struct {
 
 // qualifiedRef is a schema-qualified column reference (s.t.c); once the
 // relation becomes a wrapper named t, its first strip fields are dropped.
+// shadowed says that t alone would name another FROM item where the
+// reference stands (an inner public.orders, an alias orders), so the
+// stripped reference would read that item instead.
 type qualifiedRef struct {
-	cr    *pg.ColumnRef
-	strip int
+	cr       *pg.ColumnRef
+	strip    int
+	shadowed bool
 }
 
 func (ref *relRef) markVisible(name string) bool {

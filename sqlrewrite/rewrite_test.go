@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
@@ -21,11 +24,19 @@ import (
 //	-- case: what it shows
 //	-- user: bob            (a user of testSubjects)
 //	-- search_path: sales, public   (optional)
+//	-- pg: why PostgreSQL sees a difference  (optional, see TestRewriteGoldenPostgres)
 //	SELECT …;               (one SQL text, up to the next "-- case:")
 //
 // and NAME.golden holds, per case, the SQL pgranger sends to the backend
 // or the denial ("ERROR 42501: …"). Run `go test ./sqlrewrite -update` to
 // regenerate the golden files, then read the diff.
+//
+// For readability, each mask expression MaskSQL builds for a catalog column
+// is shown as <MASK_TYPE(column)> in the golden files (the expressions
+// themselves are tested in mask_test.go and mask_pg_test.go); typed NULLs
+// and CUSTOM masks are shown as sent. Every rewritten text must parse again
+// (checked here), and TestRewriteGoldenPostgres runs every case against a
+// real PostgreSQL holding testCatalog's relations.
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // testSubjects are the identities golden cases run as.
@@ -44,6 +55,22 @@ func col(name string, oid uint32, typ string) catalog.Column {
 // testCatalog mirrors examples/demo/schema.sql plus relations for shapes
 // the demo lacks (partitions, a view, a system relation).
 func testCatalog() *catalog.Snapshot {
+	return catalog.Static(1, testRelations(), testCatalogFunctions)
+}
+
+// testCatalogFunctions are the pg_catalog function names the test catalog
+// knows (a real snapshot has all of them).
+var testCatalogFunctions = []string{"count", "lower", "upper", "now", "regexp_replace", "sha256", "encode",
+	"convert_to", "query_to_xml", "set_config", "pg_sleep", "row_to_json", "coalesce", "generate_series", "length",
+	"max", "min", "sum", "avg", "rank", "row_number", "lag", "array_agg", "string_agg", "json_agg", "to_jsonb",
+	"jsonb_build_object", "unnest", "concat", "format", "substr", "current_setting", "version", "pg_read_file",
+	"pg_ls_dir", "lo_import", "lo_get", "table_to_xml", "cursor_to_xml", "ts_stat", "pg_stat_file", "current_query",
+	"pg_terminate_backend", "txid_current", "abs", "round", "date_trunc", "extract", "pg_typeof", "to_char",
+	"jsonb_to_record", "json_populate_record", "pg_get_viewdef", "has_table_privilege", "nextval", "pg_advisory_lock",
+	"pg_sleep_for", "int4", "text", "pg_logical_slot_get_changes", "xmlforest", "regexp_matches", "string_to_array",
+	"percentile_cont", "json_build_object"}
+
+func testRelations() []*catalog.Relation {
 	orders := []catalog.Column{col("id", 23, "integer"), col("customer", 25, "text"), col("ssn", 25, "text"),
 		col("email", 25, "text"), {Name: "amount", TypeOID: 1700, BaseOID: 1700, TypMod: 786438, TypeName: "numeric(12,2)"},
 		col("region", 25, "text"), col("order_date", 1082, "date")}
@@ -56,11 +83,16 @@ func testCatalog() *catalog.Snapshot {
 		{OID: 1004, Schema: "sales", Name: "orders_view", Kind: 'v', Owner: "postgres", Columns: orders[:3]},
 		{OID: 1005, Schema: "sales", Name: "regions", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("region", 25, "text"), col("name", 25, "text")}},
 		{OID: 1006, Schema: "public", Name: "orders", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("id", 23, "integer")}},
+		{OID: 1007, Schema: "bob", Name: "notes", Kind: 'r', Owner: "bob", Columns: []catalog.Column{col("id", 23, "integer")}},
+		// Names that need quoting, with a test-only mask and row filter.
+		{OID: 1008, Schema: "sales", Name: "Odd Orders", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{
+			col("Id", 23, "integer"), col("select", 25, "text"), col("e-mail", 25, "text")}},
+		// A child of two inheritance parents: no single policy governs it.
+		{OID: 1009, Schema: "sales", Name: "orders_multi", Kind: 'r', Owner: "postgres", Columns: orders, MultipleRoots: true},
 		{OID: 2001, Schema: "pg_catalog", Name: "pg_class", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("oid", 26, "oid"), col("relname", 19, "name")}},
 		{OID: 2002, Schema: "pg_catalog", Name: "pg_stats", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("attname", 19, "name")}},
 	}
-	return catalog.Static(1, rels, []string{"count", "lower", "upper", "now", "regexp_replace", "sha256", "encode",
-		"convert_to", "query_to_xml", "set_config", "pg_sleep", "row_to_json", "coalesce", "generate_series", "length"})
+	return rels
 }
 
 func testEngine(t *testing.T) *policy.Engine {
@@ -74,6 +106,46 @@ func testEngine(t *testing.T) *policy.Engine {
 		t.Fatal(err)
 	}
 	sp.ServiceConfig["ranger.plugin.super.users"] = "admin"
+	// Test-only: everyone reads schema public (public.orders shares its
+	// name with sales.orders).
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 900, Name: "test: public schema", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"public"}}, "table": {Values: []string{"*"}}, "column": {Values: []string{"*"}},
+		},
+		PolicyItems: []ranger.RangerPolicyItem{{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Groups: []string{"public"}}},
+	})
+	// Test-only: sales."Odd Orders" is masked and filtered for everyone.
+	selectAll := ranger.RangerPolicyItem{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Groups: []string{"public"}}
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 901, Name: "test: odd mask", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 1,
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"sales"}}, "table": {Values: []string{"Odd Orders"}}, "column": {Values: []string{"e-mail"}},
+		},
+		DataMaskPolicyItems: []ranger.RangerDataMaskPolicyItem{{RangerPolicyItem: selectAll, DataMaskInfo: &ranger.RangerPolicyItemDataMaskInfo{DataMaskType: "MASK"}}},
+	}, ranger.RangerPolicy{
+		ID: 902, Name: "test: odd filter", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 2,
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"sales"}}, "table": {Values: []string{"Odd Orders"}},
+		},
+		RowFilterPolicyItems: []ranger.RangerRowFilterPolicyItem{{RangerPolicyItem: selectAll, RowFilterInfo: &ranger.RangerPolicyItemRowFilterInfo{FilterExpr: `"Id" > 0 AND "select" <> 'x'`}}},
+	})
+	// Test-only row filters on sales.regions: for carol one reading another
+	// table (trusted, not rewritten); for eve a broken one naming a column
+	// the table lacks.
+	filterFor := func(id int64, user, expr string) ranger.RangerPolicy {
+		return ranger.RangerPolicy{
+			ID: id, Name: fmt.Sprintf("test: regions filter %d", id), IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 2,
+			Resources: map[string]ranger.RangerPolicyResource{"database": {Values: []string{"sales"}}, "table": {Values: []string{"regions"}}},
+			RowFilterPolicyItems: []ranger.RangerRowFilterPolicyItem{{
+				RangerPolicyItem: ranger.RangerPolicyItem{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Users: []string{user}},
+				RowFilterInfo:    &ranger.RangerPolicyItemRowFilterInfo{FilterExpr: expr},
+			}},
+		}
+	}
+	sp.Policies = append(sp.Policies,
+		filterFor(903, "carol", "region IN (SELECT o.region FROM sales.orders o WHERE o.amount > 0)"),
+		filterFor(904, "eve", "dept = 'x'"))
 	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp}, policy.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +156,7 @@ func testEngine(t *testing.T) *policy.Engine {
 type goldenCase struct {
 	name, user, sql string
 	searchPath      []string
+	pgNote          string // an accepted difference between the user's text and the rewrite in PostgreSQL
 }
 
 func parseCases(t *testing.T, path string) []goldenCase {
@@ -109,6 +182,8 @@ func parseCases(t *testing.T, path string) []goldenCase {
 			cur = &goldenCase{name: strings.TrimSpace(strings.TrimPrefix(line, "-- case:")), user: "bob", searchPath: []string{"$user", "public"}}
 		case cur != nil && strings.HasPrefix(line, "-- user:") && len(body) == 0:
 			cur.user = strings.TrimSpace(strings.TrimPrefix(line, "-- user:"))
+		case cur != nil && strings.HasPrefix(line, "-- pg:") && len(body) == 0:
+			cur.pgNote = strings.TrimSpace(strings.TrimPrefix(line, "-- pg:"))
 		case cur != nil && strings.HasPrefix(line, "-- search_path:") && len(body) == 0:
 			cur.searchPath = nil
 			for _, s := range strings.Split(strings.TrimPrefix(line, "-- search_path:"), ",") {
@@ -122,25 +197,47 @@ func parseCases(t *testing.T, path string) []goldenCase {
 	return out
 }
 
+// goldenResult is one case's rewrite.
+type goldenResult struct {
+	c   goldenCase
+	res *Result
+}
+
+// runGoldenFile rewrites every case of one .sql file, each with a fresh
+// rewriter (no cache shared between cases).
+func runGoldenFile(t *testing.T, eng *policy.Engine, file string) []goldenResult {
+	t.Helper()
+	var out []goldenResult
+	for _, c := range parseCases(t, file) {
+		subj, ok := testSubjects[c.user]
+		if !ok {
+			t.Fatalf("%s: unknown user %q", c.name, c.user)
+		}
+		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
+			SearchPath: c.searchPath, DefaultSearchPath: []string{"$user", "public"}}
+		env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		out = append(out, goldenResult{c: c, res: New(Options{}).Rewrite(context.Background(), env, sess, c.sql)})
+	}
+	return out
+}
+
 func TestRewriteGolden(t *testing.T) {
 	eng := testEngine(t)
 	files, _ := filepath.Glob("testdata/rewrite/*.sql")
 	if len(files) == 0 {
 		t.Fatal("no golden inputs")
 	}
+	abbrev := maskAbbreviations(t)
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".sql"), func(t *testing.T) {
 			var got strings.Builder
-			rw := New(Options{})
-			for _, c := range parseCases(t, file) {
-				subj, ok := testSubjects[c.user]
-				if !ok {
-					t.Fatalf("%s: unknown user %q", c.name, c.user)
+			seen := map[string]bool{}
+			for _, gr := range runGoldenFile(t, eng, file) {
+				c, res := gr.c, gr.res
+				if seen[c.name] {
+					t.Errorf("case name %q used twice", c.name)
 				}
-				sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
-					SearchPath: c.searchPath, DefaultSearchPath: []string{"$user", "public"}}
-				env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-				res := rw.Rewrite(context.Background(), env, sess, c.sql)
+				seen[c.name] = true
 				fmt.Fprintf(&got, "-- case: %s\n", c.name)
 				if res.Err != nil {
 					fmt.Fprintf(&got, "ERROR %s: %s\n", res.Err.Code, res.Err.Message)
@@ -150,8 +247,13 @@ func TestRewriteGolden(t *testing.T) {
 				} else {
 					if !res.Changed {
 						got.WriteString("(unchanged)\n")
+						if res.SQL != c.sql {
+							t.Errorf("%s: unchanged result differs from the input", c.name)
+						}
+					} else if _, err := pg.Parse(res.SQL); err != nil {
+						t.Errorf("%s: the rewritten text does not parse again: %v\n%s", c.name, err, res.SQL)
 					}
-					got.WriteString(res.SQL + "\n")
+					got.WriteString(abbrev.Replace(res.SQL) + "\n")
 				}
 				got.WriteString("\n")
 			}
@@ -173,6 +275,46 @@ func TestRewriteGolden(t *testing.T) {
 	}
 }
 
+// maskAbbreviations replaces, in rewritten SQL, every mask expression
+// MaskSQL builds for a column of testCatalog by <MASK_TYPE(column)>. The
+// text is matched as the rewriter emits it: parsed and deparsed.
+func maskAbbreviations(t *testing.T) *strings.Replacer {
+	t.Helper()
+	type pair struct{ from, to string }
+	var pairs []pair
+	seen := map[string]bool{}
+	for _, rel := range testRelations() {
+		for _, c := range rel.Columns {
+			for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
+				text, err := MaskSQL(m, columnType(c), quoteIdent(c.Name), MaskOptions{})
+				if err != nil || strings.HasPrefix(text, "NULL") {
+					continue
+				}
+				tree, err := pg.Parse("SELECT " + text)
+				if err != nil {
+					t.Fatalf("mask %s on %s: %v", m, c.Name, err)
+				}
+				out, err := pg.Deparse(tree)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = strings.TrimPrefix(out, "SELECT ")
+				if !seen[out] {
+					seen[out] = true
+					pairs = append(pairs, pair{out, "<" + m + "(" + c.Name + ")>"})
+				}
+			}
+		}
+	}
+	// Longest first, so that no expression is cut inside a longer one.
+	sort.Slice(pairs, func(i, j int) bool { return len(pairs[i].from) > len(pairs[j].from) })
+	var args []string
+	for _, p := range pairs {
+		args = append(args, p.from, p.to)
+	}
+	return strings.NewReplacer(args...)
+}
+
 // diffLines shows the first differing lines of two texts.
 func diffLines(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
@@ -189,4 +331,27 @@ func diffLines(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// The default search_path decides what RESET search_path and policy
+// expressions resolve to, so two sessions that differ only in it must not
+// share a cached rewrite.
+func TestRewriteCacheKeyDefaultPath(t *testing.T) {
+	eng := testEngine(t)
+	rw := New(Options{})
+	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	subj := testSubjects["bob"]
+	run := func(defaultPath ...string) string {
+		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
+			SearchPath: []string{"sales"}, DefaultSearchPath: defaultPath}
+		res := rw.Rewrite(context.Background(), env, sess, "RESET search_path; SELECT id FROM orders")
+		if res.Err != nil {
+			return res.Err.Error()
+		}
+		return res.SQL
+	}
+	pub, sales := run("$user", "public"), run("sales")
+	if !strings.Contains(pub, "public.orders") || !strings.Contains(sales, "sales.orders") {
+		t.Errorf("default path ignored or cached across sessions:\n public: %s\n  sales: %s", pub, sales)
+	}
 }

@@ -142,8 +142,10 @@ type ResourceUse struct {
 }
 
 type cacheKey struct {
-	sql, identity, database, searchPath string
-	policyGen, catalogVersion           uint64
+	// defaultPath is part of the key: RESET search_path, relations in
+	// policy expressions and the qualification of catalog names follow it.
+	sql, identity, database, searchPath, defaultPath string
+	policyGen, catalogVersion                        uint64
 }
 
 // Rewriter is safe for concurrent use by all sessions.
@@ -180,6 +182,7 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		identity:       sess.IdentityKey,
 		database:       sess.Database,
 		searchPath:     strings.Join(sess.SearchPath, "\x00"),
+		defaultPath:    strings.Join(sess.DefaultSearchPath, "\x00"),
 		policyGen:      env.Policy.Generation,
 		catalogVersion: env.Catalog.Version,
 	}

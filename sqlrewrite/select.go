@@ -63,6 +63,7 @@ func (r *stmtRewriter) selectStatement(s *pg.SelectStmt, parent *scope) {
 			return
 		}
 	}
+	r.checkNameConflicts(sc.items)
 	r.targetList(s.TargetList)
 	r.exprs(sc, s.TargetList, s.WhereClause, s.GroupClause, s.HavingClause, s.WindowClause,
 		s.SortClause, s.DistinctClause, s.ValuesLists, s.LimitOffset, s.LimitCount)
@@ -170,6 +171,37 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 		*out = append(*out, &fromItem{})
 	default:
 		r.fail(errorf(CodeFeatureNotSupported, "unsupported FROM item"))
+	}
+}
+
+// checkNameConflicts refuses a FROM list where a relation that becomes a
+// wrapper without an alias shares its name with another item.
+// PostgreSQL accepts two unaliased relations of one name from different
+// schemas (FROM sales.orders, public.orders) and tells them apart by
+// schema, but a wrapper is a subquery aliased with the bare name, which
+// conflicts with the other item. The members of an aliased join are a
+// namespace of their own.
+func (r *stmtRewriter) checkNameConflicts(items []*fromItem) {
+	seen := map[string]*fromItem{}
+	for _, it := range items {
+		if r.err != nil {
+			return
+		}
+		if it.visible != "" {
+			if prev, dup := seen[it.visible]; dup && prev != it {
+				for _, x := range []*fromItem{prev, it} {
+					if ref := x.ref; ref != nil && ref.unaliased && ref.pol != nil && ref.pol.wrap && !ref.pol.super {
+						r.fail(errorf(CodeFeatureNotSupported, "two FROM items are named %s; pgranger rewrites %s.%s for user %q (select) as a subquery named %s: give the tables aliases",
+							it.visible, ref.rel.Schema, ref.rel.Name, r.sess.Subject.User, it.visible))
+						return
+					}
+				}
+			}
+			seen[it.visible] = it
+		}
+		if len(it.children) > 0 {
+			r.checkNameConflicts(it.children)
+		}
 	}
 }
 
@@ -294,14 +326,21 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 
 // resolvesUnqualified reports whether the backend, given the bare name,
 // would find rel anyway without any chance of another match: true only for
-// pg_catalog relations while pg_catalog is searched first. Everything else
-// is qualified.
+// pg_catalog relations while pg_catalog is searched first, both in the
+// session's path and in the default one (the backend's real path can differ
+// from pgranger's copy, but only among paths that pass SET, which puts
+// pg_catalog first, and the default). Everything else is qualified.
 func (r *stmtRewriter) resolvesUnqualified(rel *catalog.Relation) bool {
 	if rel.Schema != "pg_catalog" {
 		return false
 	}
-	path := catalog.EffectivePath(r.searchPath, r.sess.Subject.User)
-	return len(path) > 0 && path[0] == "pg_catalog"
+	for _, p := range [][]string{r.searchPath, r.sess.DefaultSearchPath} {
+		path := catalog.EffectivePath(p, r.sess.Subject.User)
+		if len(path) == 0 || path[0] != "pg_catalog" {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *stmtRewriter) resolveRelation(rv *pg.RangeVar) *catalog.Relation {

@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -21,10 +23,13 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 		r.newSearchPath = r.sess.DefaultSearchPath
 		return nil
 	}
-	if protectedSettings[s.Name] {
-		return denyf("setting %s cannot be changed through pgranger (user %q)", s.Name, r.sess.Subject.User)
+	// Setting names are case-insensitive in PostgreSQL: SET "Role" = 'x'
+	// and SET "STANDARD_CONFORMING_STRINGS" = off change those settings.
+	name := strings.ToLower(s.Name)
+	if protectedSettings[name] {
+		return denyf("setting %s cannot be changed through pgranger (user %q)", name, r.sess.Subject.User)
 	}
-	if s.Name != "search_path" {
+	if name != "search_path" {
 		return nil
 	}
 	if s.IsLocal {
@@ -40,6 +45,9 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 			}
 			path = append(path, c.GetSval().Sval)
 		}
+		if before := catalogPreceder(path); before != "" {
+			return denyf("a search_path that puts pg_catalog after %s is not allowed through pgranger (user %q)", quoteIdent(before), r.sess.Subject.User)
+		}
 		r.newSearchPath = path
 	case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
 		r.newSearchPath = r.sess.DefaultSearchPath
@@ -51,4 +59,26 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 		r.searchPath = r.newSearchPath
 	}
 	return nil
+}
+
+// catalogPreceder returns the schema a search_path names before
+// pg_catalog, "" when pg_catalog comes first or is not named (then
+// PostgreSQL searches it first). Only pg_temp, which holds nothing a
+// pgranger session can create, may precede it. With pg_catalog first,
+// built-in relations, operators and types win over any others of the same
+// name and argument types whichever path the backend really has: pgranger's
+// copy of the path can lag behind the backend's (a SET rolled back with its
+// transaction), and operators in row filters and user SQL are resolved by
+// the backend.
+func catalogPreceder(path []string) string {
+	first := ""
+	for _, p := range path {
+		switch {
+		case p == "pg_catalog":
+			return first
+		case p != "pg_temp" && first == "":
+			first = p
+		}
+	}
+	return ""
 }

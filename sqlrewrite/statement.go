@@ -143,6 +143,9 @@ func statementKind(n *pg.Node) string {
 	case *pg.Node_CreateStmt:
 		return "CREATE TABLE"
 	case *pg.Node_CreateTableAsStmt:
+		if v.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
+			return "CREATE MATERIALIZED VIEW"
+		}
 		return "CREATE TABLE AS"
 	case *pg.Node_ViewStmt:
 		return "CREATE VIEW"
@@ -196,6 +199,9 @@ func statementKind(n *pg.Node) string {
 	case *pg.Node_LoadStmt:
 		return "LOAD"
 	case *pg.Node_VacuumStmt:
+		if !v.VacuumStmt.IsVacuumcmd {
+			return "ANALYZE"
+		}
 		return "VACUUM"
 	case *pg.Node_LockStmt:
 		return "LOCK"
@@ -207,6 +213,68 @@ func statementKind(n *pg.Node) string {
 		return "CREATE RULE"
 	case *pg.Node_CreateTrigStmt:
 		return "CREATE TRIGGER"
+	case *pg.Node_RefreshMatViewStmt:
+		return "REFRESH MATERIALIZED VIEW"
+	case *pg.Node_CheckPointStmt:
+		return "CHECKPOINT"
+	case *pg.Node_SecLabelStmt:
+		return "SECURITY LABEL"
+	case *pg.Node_ConstraintsSetStmt:
+		return "SET CONSTRAINTS"
+	case *pg.Node_CreatedbStmt:
+		return "CREATE DATABASE"
+	case *pg.Node_DropdbStmt:
+		return "DROP DATABASE"
+	case *pg.Node_AlterDatabaseStmt, *pg.Node_AlterDatabaseSetStmt, *pg.Node_AlterDatabaseRefreshCollStmt:
+		return "ALTER DATABASE"
+	case *pg.Node_CreateTableSpaceStmt:
+		return "CREATE TABLESPACE"
+	case *pg.Node_DropTableSpaceStmt:
+		return "DROP TABLESPACE"
+	case *pg.Node_AlterTableSpaceOptionsStmt:
+		return "ALTER TABLESPACE"
+	case *pg.Node_CreatePlangStmt:
+		return "CREATE LANGUAGE"
+	case *pg.Node_CreateFdwStmt:
+		return "CREATE FOREIGN DATA WRAPPER"
+	case *pg.Node_AlterFdwStmt:
+		return "ALTER FOREIGN DATA WRAPPER"
+	case *pg.Node_CreateForeignServerStmt:
+		return "CREATE SERVER"
+	case *pg.Node_AlterForeignServerStmt:
+		return "ALTER SERVER"
+	case *pg.Node_CreateSeqStmt:
+		return "CREATE SEQUENCE"
+	case *pg.Node_AlterSeqStmt:
+		return "ALTER SEQUENCE"
+	case *pg.Node_CreateStatsStmt:
+		return "CREATE STATISTICS"
+	case *pg.Node_AlterStatsStmt:
+		return "ALTER STATISTICS"
+	case *pg.Node_CreateEventTrigStmt:
+		return "CREATE EVENT TRIGGER"
+	case *pg.Node_AlterEventTrigStmt:
+		return "ALTER EVENT TRIGGER"
+	case *pg.Node_CreateAmStmt:
+		return "CREATE ACCESS METHOD"
+	case *pg.Node_CreateOpClassStmt:
+		return "CREATE OPERATOR CLASS"
+	case *pg.Node_CreateOpFamilyStmt:
+		return "CREATE OPERATOR FAMILY"
+	case *pg.Node_AlterOpFamilyStmt:
+		return "ALTER OPERATOR FAMILY"
+	case *pg.Node_CompositeTypeStmt, *pg.Node_CreateEnumStmt, *pg.Node_CreateRangeStmt:
+		return "CREATE TYPE"
+	case *pg.Node_AlterTsdictionaryStmt:
+		return "ALTER TEXT SEARCH DICTIONARY"
+	case *pg.Node_AlterTsconfigurationStmt:
+		return "ALTER TEXT SEARCH CONFIGURATION"
+	case *pg.Node_DefineStmt:
+		kind := strings.TrimPrefix(v.DefineStmt.Kind.String(), "OBJECT_")
+		if strings.HasPrefix(kind, "TS") {
+			kind = "TEXT SEARCH " + strings.TrimPrefix(kind, "TS")
+		}
+		return "CREATE " + strings.ReplaceAll(kind, "_", " ")
 	}
 	// Fall back to the node's type: Node_AlterRoleStmt → "ALTER ROLE".
 	name := strings.TrimPrefix(reflect.TypeOf(n.Node).Elem().Name(), "Node_")

@@ -61,7 +61,7 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 		for _, text := range p.filter.Exprs {
 			n, err := r.policyExpr(text, rel)
 			if err != nil {
-				r.fail(denyf("the row filter on %s.%s cannot be applied (%s): access denied for user %q", rel.Schema, rel.Name, err.Message, r.sess.Subject.User))
+				r.fail(denyf("the row filter on %s.%s cannot be applied (%s): access denied for user %q", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User))
 				return
 			}
 			conds = append(conds, n)
@@ -75,6 +75,15 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 	alias := ref.rv.Alias
 	if alias == nil {
 		alias = &pg.Alias{Aliasname: rel.Name}
+		for _, q := range ref.qualifiedRefs {
+			if q.shadowed {
+				// Stripped to t.c, the reference would read the other
+				// item named t, whose columns were never checked for it.
+				r.fail(errorf(CodeFeatureNotSupported, "a column reference qualified with %s.%s stands where %s names another FROM item; pgranger rewrites %s.%s for user %q (select) and cannot keep that reference: give the table an alias",
+					rel.Schema, rel.Name, rel.Name, rel.Schema, rel.Name, r.sess.Subject.User))
+				return
+			}
+		}
 		for _, q := range ref.qualifiedRefs {
 			q.cr.Fields = q.cr.Fields[q.strip:]
 		}
@@ -129,7 +138,7 @@ func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask
 	text = strings.ReplaceAll(text, "{colType}", col.TypeName)
 	expr, err := r.policyExpr(text, ref.rel)
 	if err != nil {
-		return nil, denyf("custom mask on %s.%s.%s cannot be applied (%s): access denied for user %q", ref.rel.Schema, ref.rel.Name, col.Name, err.Message, r.sess.Subject.User)
+		return nil, denyf("custom mask on %s.%s.%s cannot be applied (%s): access denied for user %q", ref.rel.Schema, ref.rel.Name, col.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User)
 	}
 	typ, err := parseTypeName(col.TypeName)
 	if err != nil {

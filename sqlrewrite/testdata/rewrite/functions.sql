@@ -1,0 +1,148 @@
+-- case: allowed built-ins are qualified with pg_catalog
+-- search_path: sales, public
+SELECT lower(customer), length(ssn) FROM orders
+
+-- case: allowed built-ins are qualified with pg_catalog with the default path too
+SELECT lower(customer) FROM sales.orders
+
+-- case: allowed built-ins are qualified with pg_catalog with pg_catalog first in the path
+-- search_path: pg_catalog, sales
+SELECT upper(customer) FROM orders
+
+-- case: a built-in name is called as pg_catalog's, never an overload in another schema
+SELECT lower(id) FROM sales.regions r, public.orders o
+
+-- case: allowed built-ins in a statement reading no table
+SELECT now(), version()
+
+-- case: already qualified pg_catalog function
+SELECT pg_catalog.lower(customer) FROM sales.orders
+
+-- case: aggregates and window functions
+SELECT region, sum(amount), row_number() OVER (ORDER BY region) FROM sales.orders GROUP BY region
+
+-- case: query_to_xml runs a query string and is denied
+SELECT query_to_xml('SELECT ssn FROM sales.orders', true, false, '')
+
+-- case: table_to_xml is denied
+SELECT table_to_xml('sales.orders', true, false, '')
+
+-- case: cursor_to_xml is denied
+SELECT cursor_to_xml('c', 1, true, false, '')
+
+-- case: ts_stat is denied
+SELECT * FROM ts_stat('SELECT to_tsvector(ssn) FROM sales.orders')
+
+-- case: pg_read_file is denied
+SELECT pg_read_file('/etc/passwd')
+
+-- case: pg_catalog-qualified pg_read_file is denied
+SELECT pg_catalog.pg_read_file('/etc/passwd')
+
+-- case: pg_ls_dir is denied by prefix
+SELECT * FROM pg_ls_dir('.')
+
+-- case: lo_import is denied by prefix
+SELECT lo_import('/etc/passwd')
+
+-- case: pg_stat_file is denied
+SELECT pg_stat_file('postgresql.conf')
+
+-- case: current_query shows the rewritten text and is denied
+SELECT current_query()
+
+-- case: pg_terminate_backend is denied
+SELECT pg_terminate_backend(1)
+
+-- case: pg_logical_slot_get_changes is denied by prefix
+SELECT * FROM pg_logical_slot_get_changes('s', NULL, NULL)
+
+-- case: a denied function inside a subquery
+SELECT id FROM sales.orders WHERE EXISTS (SELECT pg_read_file('x'))
+
+-- case: a denied function in a policy-free statement
+SELECT 1 WHERE pg_ls_dir('.') IS NOT NULL
+
+-- case: set_config on an ordinary setting passes
+SELECT set_config('application_name', 'x', false)
+
+-- case: set_config on search_path is denied
+SELECT set_config('search_path', 'evil', false)
+
+-- case: set_config on a protected setting is denied
+SELECT set_config('role', 'postgres', false)
+
+-- case: set_config with mixed case on session_authorization is denied
+SELECT set_config('Session_Authorization', 'postgres', false)
+
+-- case: set_config with a computed name is denied
+SELECT set_config(lower('SEARCH_PATH'), 'evil', false)
+
+-- case: set_config with a cast literal name is denied
+SELECT set_config('search_path'::text, 'evil', false)
+
+-- case: set_config on standard_conforming_strings is denied
+SELECT set_config('standard_conforming_strings', 'off', false)
+
+-- case: a schema-qualified UDF is denied
+SELECT public.my_udf(id) FROM sales.orders
+
+-- case: an unknown unqualified function is denied
+SELECT my_udf(1)
+
+-- case: a three-part function name is denied
+SELECT demo.public.my_udf(1)
+
+-- case: current_setting is allowed
+SELECT current_setting('search_path')
+
+-- case: a function-style column reference o.length is taken as reading the row
+SELECT o.length FROM hr.employees o
+
+-- case: a cast to a type is not a function call
+SELECT id::text, '1'::int4 FROM sales.orders
+
+-- case: a function used as a cast with a type name
+SELECT text(id) FROM sales.orders
+
+-- case: pg_sleep is allowed
+SELECT pg_sleep(0)
+
+-- case: a denied function inside an ORDER BY
+SELECT id FROM sales.orders ORDER BY pg_read_file('x')
+
+-- case: a denied function inside a CTE
+WITH x AS (SELECT pg_read_file('x') AS f) SELECT f FROM x
+
+-- case: a denied function in a VALUES list
+VALUES (pg_read_file('x'))
+
+-- case: OPERATOR syntax with pg_catalog is forwarded
+SELECT 1 OPERATOR(pg_catalog.+) 2
+
+-- case: OPERATOR syntax with another schema is a udf and denied
+SELECT 1 OPERATOR(public.+) 2
+
+-- case: OPERATOR syntax with another schema in a subquery comparison is denied
+SELECT 1 WHERE 1 OPERATOR(public.=) ANY (SELECT id FROM sales.orders)
+
+-- case: ORDER BY USING an operator of another schema is denied
+SELECT id FROM sales.orders ORDER BY id USING OPERATOR(public.<)
+
+-- case: ORDER BY USING a built-in operator passes
+SELECT id FROM sales.orders ORDER BY id USING <
+
+-- case: nextval is allowed
+SELECT nextval('s')
+
+-- case: function call with named arguments and VARIADIC
+SELECT format(VARIADIC ARRAY['a'])
+
+-- case: function in a DEFAULT-like position of a CASE
+SELECT CASE WHEN true THEN pg_read_file('x') ELSE 'y' END
+
+-- case: aggregate with FILTER and ORDER BY on a masked column
+SELECT string_agg(ssn, ',' ORDER BY ssn) FILTER (WHERE ssn IS NOT NULL) FROM sales.orders
+
+-- case: aggregate with FILTER on a denied column
+SELECT count(*) FILTER (WHERE salary > 0) FROM hr.employees
