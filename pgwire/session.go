@@ -517,8 +517,14 @@ func (s *session) audit(res *sqlrewrite.Result) {
 		r := base
 		r.Result = 0
 		r.Action = "DENIED"
-		if len(res.Statements) > 0 {
-			r.Action = res.Statements[len(res.Statements)-1].Kind
+		if n := len(res.Statements); n > 0 {
+			// The denied statement is the last one analysed.
+			denied := res.Statements[n-1]
+			r.Action = denied.Kind
+			if len(denied.Resources) > 0 {
+				u := denied.Resources[len(denied.Resources)-1]
+				r.Resource, r.Access = u.Database+"/"+u.Table, u.Access
+			}
 		}
 		r.Reason = res.Err.Message
 		log.Log(&r)

@@ -44,6 +44,8 @@ var deniedFunctions = map[string]string{
 	"loread":                         "large objects are not governed",
 	"lowrite":                        "large objects are not governed",
 	"current_query":                  "it shows the rewritten statement",
+	"nextval":                        "it changes a sequence (update access is not granted through pgranger yet)",
+	"setval":                         "it changes a sequence (update access is not granted through pgranger yet)",
 	"pg_stat_get_activity":           "it shows other sessions' statements",
 	"pg_prepared_statement":          "it shows rewritten statements",
 	"pg_cursor":                      "it shows rewritten statements",

@@ -237,7 +237,7 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		}
 		info, err := st.statement(raw.Stmt)
 		if err != nil {
-			return &Result{Err: err, Statements: res.Statements}
+			return &Result{Err: err, Statements: append(res.Statements, info), Fingerprint: res.Fingerprint}
 		}
 		if st.newSearchPath != nil {
 			searchPath, pathChanged = st.newSearchPath, true

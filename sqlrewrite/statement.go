@@ -72,6 +72,15 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 		if d := n.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_ALL {
 			r.newSearchPath = r.sess.DefaultSearchPath
 		}
+		if t := n.GetTransactionStmt(); t != nil {
+			switch t.Kind {
+			case pg.TransactionStmtKind_TRANS_STMT_PREPARE, pg.TransactionStmtKind_TRANS_STMT_COMMIT_PREPARED,
+				pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_PREPARED:
+				// Every session runs as the same service role, so a prepared
+				// transaction could be finished by another user.
+				return info, denyf("%s is not allowed through pgranger (user %q)", info.Kind, r.sess.Subject.User)
+			}
+		}
 	case classSet:
 		if err := r.setStatement(n.GetVariableSetStmt()); err != nil {
 			return info, err
@@ -82,12 +91,12 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 			r.finish()
 		}
 	}
-	if r.err != nil {
-		return info, r.err
-	}
 	info.Governed = r.governed
 	for _, ref := range r.refs {
 		info.Resources = append(info.Resources, ref.use())
+	}
+	if r.err != nil {
+		return info, r.err
 	}
 	return info, nil
 }

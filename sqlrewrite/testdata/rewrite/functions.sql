@@ -132,7 +132,7 @@ SELECT id FROM sales.orders ORDER BY id USING OPERATOR(public.<)
 -- case: ORDER BY USING a built-in operator passes
 SELECT id FROM sales.orders ORDER BY id USING <
 
--- case: nextval is allowed
+-- case: nextval changes a sequence: denied
 SELECT nextval('s')
 
 -- case: function call with named arguments and VARIADIC

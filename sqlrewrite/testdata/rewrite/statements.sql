@@ -181,7 +181,7 @@ CLUSTER sales.orders
 -- case: IMPORT FOREIGN SCHEMA is denied with its kind
 IMPORT FOREIGN SCHEMA s FROM SERVER x INTO public
 
--- case: PREPARE TRANSACTION is passed as a transaction statement
+-- case: PREPARE TRANSACTION is denied (one service role for every user)
 PREPARE TRANSACTION 'x'
 
 -- case: a denied second statement denies the whole text
@@ -204,3 +204,6 @@ SELECT ssn FROM sales.orders; SELECT email FROM hr.employees
 
 -- case: pass statements are kept when another statement of the text is rewritten
 SHOW TimeZone; SET statement_timeout = '5s'; LISTEN "Ch"; NOTIFY "Ch", 'x''y'; UNLISTEN *; DEALLOCATE ALL; DISCARD PLANS; SELECT ssn FROM sales.orders; SAVEPOINT s; ROLLBACK TO SAVEPOINT s; RELEASE s; START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY; FETCH FORWARD 5 FROM c; MOVE LAST IN c; CLOSE c; CLOSE ALL; SET TIME ZONE 'UTC'; SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; RESET work_mem; COMMIT AND CHAIN
+
+-- case: COMMIT PREPARED is denied
+COMMIT PREPARED 'x'
