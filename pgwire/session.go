@@ -148,7 +148,7 @@ func (s *session) applySettings(settings [][2]string) error {
 			}
 			s.rsess.SearchPath = res.SearchPath
 		}
-		sql := "SET " + quoteIdent(kv[0]) + " = " + quoteLiteral(kv[1])
+		sql := "SET " + sqlrewrite.QuoteIdent(kv[0]) + " = " + sqlrewrite.QuoteLiteral(kv[1])
 		if _, err := s.bc.simpleValue(sql); err != nil {
 			return fatalf(codeInvalidParameter, "%v", err)
 		}
@@ -572,7 +572,3 @@ func sortedParamNames(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

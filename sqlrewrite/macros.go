@@ -193,7 +193,7 @@ func (v macroValue) render(state int) (string, *Error) {
 		return strings.NewReplacer(`\`, `\\`, "'", "''").Replace(joined), nil
 	}
 	if !v.list {
-		return quoteLiteral(joined), nil
+		return QuoteLiteral(joined), nil
 	}
 	if !v.quoted {
 		return "", errorf(CodeInsufficientPrivilege, "an unquoted list expression can only be used inside a string literal; use its _Q_CSV form")
@@ -203,7 +203,7 @@ func (v macroValue) render(state int) (string, *Error) {
 	}
 	parts := make([]string, len(v.items))
 	for i, s := range v.items {
-		parts[i] = quoteLiteral(s)
+		parts[i] = QuoteLiteral(s)
 	}
 	return strings.Join(parts, ","), nil
 }

@@ -286,7 +286,7 @@ func maskAbbreviations(t *testing.T) *strings.Replacer {
 	for _, rel := range testRelations() {
 		for _, c := range rel.Columns {
 			for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
-				text, err := MaskSQL(m, columnType(c), quoteIdent(c.Name), MaskOptions{})
+				text, err := MaskSQL(m, columnType(c), QuoteIdent(c.Name), MaskOptions{})
 				if err != nil || strings.HasPrefix(text, "NULL") {
 					continue
 				}

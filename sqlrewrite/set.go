@@ -46,7 +46,7 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 			path = append(path, c.GetSval().Sval)
 		}
 		if before := catalogPreceder(path); before != "" {
-			return denyf("a search_path that puts pg_catalog after %s is not allowed through pgranger (user %q)", quoteIdent(before), r.sess.Subject.User)
+			return denyf("a search_path that puts pg_catalog after %s is not allowed through pgranger (user %q)", QuoteIdent(before), r.sess.Subject.User)
 		}
 		r.newSearchPath = path
 	case pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:

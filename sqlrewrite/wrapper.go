@@ -100,7 +100,7 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 func (r *stmtRewriter) columnExpr(ref *relRef, i int) (*pg.Node, *Error) {
 	col := ref.rel.Columns[i]
 	ct := columnType(col)
-	ident := quoteIdent(col.Name)
+	ident := QuoteIdent(col.Name)
 	if !ref.pol.colAccess[i].Allowed {
 		return parseExpr(TypedNull(ct))
 	}
@@ -134,7 +134,7 @@ func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask
 	if strings.TrimSpace(m.ValueExpr) == "" {
 		return parseExpr(TypedNull(ct))
 	}
-	text := strings.ReplaceAll(m.ValueExpr, "{col}", quoteIdent(col.Name))
+	text := strings.ReplaceAll(m.ValueExpr, "{col}", QuoteIdent(col.Name))
 	text = strings.ReplaceAll(text, "{colType}", col.TypeName)
 	expr, err := r.policyExpr(text, ref.rel)
 	if err != nil {
@@ -173,12 +173,12 @@ func parseTypeName(name string) (*pg.TypeName, *Error) {
 	return tc.TypeName, nil
 }
 
-// quoteIdent quotes an identifier the way quote_ident does when needed.
-func quoteIdent(s string) string {
+// QuoteIdent quotes an identifier (always, which is never wrong).
+func QuoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// quoteLiteral makes a standard-conforming string literal.
-func quoteLiteral(s string) string {
+// QuoteLiteral makes a standard-conforming string literal.
+func QuoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
