@@ -29,6 +29,9 @@ type backendConn struct {
 	params   map[string]string
 	cancelTo string // host:port for CancelRequest
 	pool     *backendPool
+	// views are the security-barrier views this backend session holds
+	// (client loop asks, backend loop confirms; see views.go).
+	views viewSet
 }
 
 // backendPool holds idle connections to one database and bounds how many

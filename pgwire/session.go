@@ -35,6 +35,13 @@ type pending struct {
 	governed bool              // errors are sanitized (DESIGN §6 "Errors")
 	release  bool              // the reset query: on its ReadyForQuery the backend is released
 	failed   bool              // an ErrorResponse arrived for it
+	// view names the security-barrier view pgranger's own message creates;
+	// createsView marks the Execute whose CommandComplete confirms it.
+	// viewBeforeQuery marks those sent ahead of a simple Query: their error
+	// is held back and shown in place of the Query's own.
+	view            string
+	createsView     bool
+	viewBeforeQuery bool
 }
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
@@ -72,14 +79,19 @@ func (q *pendingQueue) pop() *pending {
 }
 
 // skipToSync drops what the backend will not answer after an error in the
-// extended protocol: everything before the next Sync.
-func (q *pendingQueue) skipToSync() {
+// extended protocol: everything before the next Sync. It returns the
+// barrier views whose creation was among the dropped messages.
+func (q *pendingQueue) skipToSync() (views []string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.items) > 0 && q.items[0].kind != 'S' && q.items[0].kind != 'Q' {
+		if q.items[0].createsView {
+			views = append(views, q.items[0].view)
+		}
 		q.items[0] = nil
 		q.items = q.items[1:]
 	}
+	return views
 }
 
 func (q *pendingQueue) empty() bool {
@@ -117,6 +129,7 @@ type session struct {
 
 	queue       pendingQueue
 	backendDone chan struct{} // closed when the backend loop ends
+	viewError   []byte        // backend loop: a held-back view creation error
 	released    bool          // set by the backend loop when bc went back to the pool
 }
 
@@ -273,6 +286,12 @@ func (s *session) query(body []byte) error {
 	if res.SearchPath != nil {
 		s.rsess.SearchPath = res.SearchPath
 	}
+	if err := s.createViews(res.Views, true); err != nil {
+		return err
+	}
+	if dropsTemp(res) {
+		s.bc.views.reset()
+	}
 	s.queue.push(&pending{kind: 'Q', governed: governed(res)})
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'Q', body)
@@ -294,6 +313,9 @@ func (s *session) parse(body []byte) error {
 	}
 	if res.SearchPath != nil {
 		s.rsess.SearchPath = res.SearchPath
+	}
+	if err := s.createViews(res.Views, false); err != nil {
+		return err
 	}
 	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res}
 	s.queue.push(&pending{kind: 'P', governed: governed(res)})
@@ -336,6 +358,11 @@ func (s *session) ensureCurrent(name string) error {
 		return nil
 	}
 	res := s.rewrite(st.sql)
+	// A view the statement reads may have gone with a rolled-back
+	// transaction; the backend re-resolves the name when it replans.
+	if err := s.createViews(res.Views, false); err != nil {
+		return err
+	}
 	if res == st.result || (res.Err == nil && st.result.Err == nil && res.SQL == st.result.SQL) {
 		st.result = res
 		return nil
@@ -352,6 +379,17 @@ func (s *session) ensureCurrent(name string) error {
 	}
 	s.queue.push(&pending{kind: 'P', swallow: true})
 	return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: res.SQL, ParameterOIDs: st.paramOIDs})
+}
+
+// dropsTemp reports whether res holds a DISCARD, which (ALL, TEMP) drops
+// the session's temporary views.
+func dropsTemp(res *sqlrewrite.Result) bool {
+	for _, st := range res.Statements {
+		if st.Kind == "DISCARD" {
+			return true
+		}
+	}
+	return false
 }
 
 func governed(res *sqlrewrite.Result) bool {
@@ -386,28 +424,44 @@ func (s *session) backendLoop() {
 		relay := head == nil || !head.swallow
 		switch typ {
 		case 'E':
+			s.bc.views.errorSeen()
 			if head != nil {
 				head.failed = true
-				if head.deny != nil {
+				relay = true
+				switch {
+				case head.deny != nil:
 					body = encodeError(denialResponse(head.deny))
-				} else if head.governed {
+				case head.view != "":
+					s.bc.views.forget(head.view)
+					body = viewErrorResponse(body)
+					if head.viewBeforeQuery {
+						s.viewError, relay = append([]byte(nil), body...), false
+					}
+				case head.kind == 'Q' && s.viewError != nil:
+					body, s.viewError = s.viewError, nil
+				case head.governed:
 					body = sanitizeError(body)
 				}
-				relay = true
 				if head.swallow && head.kind == 'Q' {
 					relay = false
 				}
 				if head.kind != 'Q' {
 					s.queue.pop()
-					s.queue.skipToSync()
+					for _, v := range s.queue.skipToSync() {
+						s.bc.views.forget(v)
+					}
 				}
 			}
 		case 'Z':
+			if len(body) == 1 {
+				s.bc.views.ready(body[0])
+			}
 			// Everything up to the Sync or Query this answers is done.
 			var p *pending
 			for p = s.queue.pop(); p != nil && p.kind != 'S' && p.kind != 'Q'; p = s.queue.pop() {
 			}
 			if p != nil && p.release {
+				s.bc.views.reset() // DISCARD ALL dropped them
 				if len(body) == 1 && body[0] == 'I' && !p.failed {
 					s.bc.pool.release(s.bc)
 					s.released = true
@@ -420,7 +474,14 @@ func (s *session) backendLoop() {
 				s.queue.pop()
 			}
 		case 'C', 'I':
+			if typ == 'C' {
+				tag, _, _ := cstring(body)
+				s.bc.views.commandTag(tag)
+			}
 			if head != nil && head.kind == 'E' {
+				if head.createsView {
+					s.bc.views.created(head.view)
+				}
 				s.queue.pop()
 			}
 		case 'T':

@@ -69,7 +69,7 @@ func TestRewriteGoldenPostgres(t *testing.T) {
 			if gr.res.Err != nil || !gr.res.Changed {
 				continue
 			}
-			if err := goldenComparePG(ctx, conn, gr.c, gr.res.SQL); err != nil {
+			if err := goldenComparePG(ctx, conn, gr.c, gr.res.SQL, gr.res.Views); err != nil {
 				t.Errorf("%s: %v\nuser SQL: %s\nrewritten: %s", name, err, gr.c.sql, gr.res.SQL)
 			}
 			checked++
@@ -116,16 +116,21 @@ func goldenRows(ctx context.Context, conn *pgx.Conn, searchPath []string, sql st
 
 // goldenComparePG prepares and runs the user's and the rewritten text with
 // the case's search_path, each in a transaction that is rolled back.
-func goldenComparePG(ctx context.Context, conn *pgx.Conn, c goldenCase, rewritten string) error {
+func goldenComparePG(ctx context.Context, conn *pgx.Conn, c goldenCase, rewritten string, views []View) error {
 	var path []string
 	for _, s := range c.searchPath {
 		path = append(path, pgx.Identifier{s}.Sanitize())
 	}
-	run := func(sql string) (*pgconn.StatementDescription, error, error) {
+	run := func(sql string, views []View) (*pgconn.StatementDescription, error, error) {
 		if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL statement_timeout = '5s'; SET LOCAL search_path = "+strings.Join(path, ", "), pgx.QueryExecModeSimpleProtocol); err != nil {
 			return nil, nil, err
 		}
 		defer conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol)
+		for _, v := range views {
+			if _, err := conn.Exec(ctx, v.Create, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return nil, fmt.Errorf("creating %s: %w", v.Name, err), nil
+			}
+		}
 		desc, err := conn.Prepare(ctx, "", sql)
 		if err != nil {
 			return nil, err, nil
@@ -139,7 +144,7 @@ func goldenComparePG(ctx context.Context, conn *pgx.Conn, c goldenCase, rewritte
 		}
 		return desc, nil, err
 	}
-	newDesc, newPrep, newRun := run(rewritten)
+	newDesc, newPrep, newRun := run(rewritten, views)
 	switch {
 	case strings.HasPrefix(c.pgNote, "fails"):
 		// An accepted limitation: the rewrite fails in PostgreSQL.
@@ -155,7 +160,7 @@ func goldenComparePG(ctx context.Context, conn *pgx.Conn, c goldenCase, rewritte
 		}
 		return nil
 	}
-	origDesc, origPrep, origRun := run(c.sql)
+	origDesc, origPrep, origRun := run(c.sql, nil)
 	switch {
 	case origPrep != nil && newPrep == nil:
 		return fmt.Errorf("the user's text fails in PostgreSQL (%v) but the rewrite prepares", origPrep)

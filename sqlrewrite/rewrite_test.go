@@ -254,6 +254,12 @@ func TestRewriteGolden(t *testing.T) {
 						t.Errorf("%s: the rewritten text does not parse again: %v\n%s", c.name, err, res.SQL)
 					}
 					got.WriteString(abbrev.Replace(res.SQL) + "\n")
+					for _, v := range res.Views {
+						if _, err := pg.Parse(v.Create); err != nil {
+							t.Errorf("%s: the view definition does not parse: %v\n%s", c.name, err, v.Create)
+						}
+						got.WriteString("  with " + abbrev.Replace(v.Create) + "\n")
+					}
 				}
 				got.WriteString("\n")
 			}
@@ -348,7 +354,11 @@ func TestRewriteCacheKeyDefaultPath(t *testing.T) {
 		if res.Err != nil {
 			return res.Err.Error()
 		}
-		return res.SQL
+		out := res.SQL
+		for _, v := range res.Views {
+			out += "; " + v.Create
+		}
+		return out
 	}
 	pub, sales := run("$user", "public"), run("sales")
 	if !strings.Contains(pub, "public.orders") || !strings.Contains(sales, "sales.orders") {

@@ -122,6 +122,9 @@ type Result struct {
 	// Fingerprint identifies the statement's shape without its literals
 	// (pg_query's fingerprint), for audit.
 	Fingerprint string
+	// Views must exist on the backend session before SQL is sent: the
+	// security-barrier views of row-filtered relations (see View).
+	Views []View
 }
 
 // StatementInfo describes one statement for audit and metrics.
@@ -244,6 +247,15 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		}
 		env.Catalog = st.snap // a forced reload is visible to later statements
 		res.Changed = res.Changed || st.changed
+	views:
+		for _, v := range st.views {
+			for _, have := range res.Views {
+				if have.Name == v.Name {
+					continue views
+				}
+			}
+			res.Views = append(res.Views, v)
+		}
 		res.Statements = append(res.Statements, info)
 	}
 	if pathChanged {

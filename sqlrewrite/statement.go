@@ -27,8 +27,9 @@ type stmtRewriter struct {
 	inPolicyExpr bool   // walking a trusted policy expression, not user SQL
 	err          *Error // first error found while walking; stops further work
 
-	rels map[uint32]*relPolicy // decisions per relation, computed once
-	refs []*relRef             // governed relation references, in order of appearance
+	rels  map[uint32]*relPolicy // decisions per relation, computed once
+	views []View                // security-barrier views the statement reads
+	refs  []*relRef             // governed relation references, in order of appearance
 }
 
 // fail records the first error; walkers check r.err and stop.

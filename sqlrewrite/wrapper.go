@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -88,11 +90,80 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 			q.cr.Fields = q.cr.Fields[q.strip:]
 		}
 	}
+	r.changed = true
+	if sel.WhereClause != nil {
+		r.barrierView(ref, sel, alias)
+		return
+	}
 	ref.node.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
 		Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}},
 		Alias:    alias,
 	}}
-	r.changed = true
+}
+
+// View is a temporary security-barrier view a rewritten statement reads.
+// The session creates it on its backend connection (Create is idempotent)
+// before the statement is sent.
+type View struct {
+	Name   string // pg_temp.<Name>
+	Create string
+}
+
+// barrierView makes a filtered wrapper a temporary security_barrier view
+// instead of a subquery. A plain subquery is flattened into the user's
+// query, and PostgreSQL may then evaluate a user predicate such as
+// 1/(amount-900) > 0 on rows the filter removes — an error oracle. Over a
+// security-barrier view PostgreSQL evaluates below the filter only
+// predicates whose functions are all leakproof, so "id = 42" still uses an
+// index and nothing else sees a filtered-out row (DESIGN §6 "The barrier").
+// The view's name is a digest of its definition: equal wrappers (same
+// relation, masks and filter) share one view per backend session.
+func (r *stmtRewriter) barrierView(ref *relRef, sel *pg.SelectStmt, alias *pg.Alias) {
+	tree := &pg.ParseResult{Version: parseTreeVersion, Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}}}
+	body, err := pg.Deparse(tree)
+	if err != nil {
+		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s: %v", ref.rel.Schema, ref.rel.Name, err))
+		return
+	}
+	if hasParam(sel) {
+		// A view cannot hold $n (TABLESAMPLE arguments are the only way in).
+		r.fail(errorf(CodeFeatureNotSupported, "parameters in TABLESAMPLE on %s.%s, which has a row filter for user %q, are not supported", ref.rel.Schema, ref.rel.Name, r.sess.Subject.User))
+		return
+	}
+	sum := sha256.Sum256([]byte(body))
+	name := "pgranger_rf_" + hex.EncodeToString(sum[:10])
+	v := View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true) AS " + body}
+	found := false
+	for _, have := range r.views {
+		found = found || have.Name == name
+	}
+	if !found {
+		r.views = append(r.views, v)
+	}
+	ref.node.Node = &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
+		Schemaname: "pg_temp", Relname: name, Inh: true, Relpersistence: "p", Alias: alias, Location: -1,
+	}}
+}
+
+// parseTreeVersion is the parse-tree version Deparse expects of a tree
+// built by hand.
+var parseTreeVersion = func() int32 {
+	t, err := pg.Parse("SELECT")
+	if err != nil {
+		panic(err)
+	}
+	return t.Version
+}()
+
+func hasParam(m *pg.SelectStmt) bool {
+	found := false
+	walkNodes(m, func(n *pg.Node) bool {
+		if n.GetParamRef() != nil {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // columnExpr is the wrapper's expression for column i: the column itself,

@@ -1,0 +1,186 @@
+package pgwire
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgranger/pgranger/sqlrewrite"
+)
+
+// Row-filtered relations are read through temporary security_barrier
+// views (sqlrewrite.View). A view must exist on the backend session before
+// a statement naming it is parsed there, so the client loop creates the
+// missing ones just before it forwards the statement, with messages of its
+// own whose answers the backend loop swallows.
+//
+// A temporary view lives as long as the backend session unless the
+// transaction that created it rolls back. viewSet therefore tracks each
+// view as committed or as created in the transaction still open; the
+// backend loop drops the open ones when that transaction fails or rolls
+// back, and they are created again on next use. CREATE OR REPLACE is
+// idempotent, so a view believed missing costs one redundant creation and
+// never a wrong result.
+type viewSet struct {
+	mu        sync.Mutex
+	state     map[string]viewState
+	txnFailed bool // an error was seen in the open transaction
+}
+
+type viewState int
+
+const (
+	viewRequested viewState = iota + 1 // creation sent, not confirmed
+	viewInTxn                          // created in the open transaction
+	viewCommitted
+)
+
+// missing returns the views of res not known on the connection and marks
+// them requested.
+func (vs *viewSet) missing(views []sqlrewrite.View) []sqlrewrite.View {
+	if len(views) == 0 {
+		return nil
+	}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.state == nil {
+		vs.state = map[string]viewState{}
+	}
+	var out []sqlrewrite.View
+	for _, v := range views {
+		if vs.state[v.Name] == 0 {
+			vs.state[v.Name] = viewRequested
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (vs *viewSet) created(name string) {
+	vs.mu.Lock()
+	if vs.state[name] == viewRequested {
+		vs.state[name] = viewInTxn
+	}
+	vs.mu.Unlock()
+}
+
+func (vs *viewSet) forget(name string) {
+	vs.mu.Lock()
+	delete(vs.state, name)
+	vs.mu.Unlock()
+}
+
+// reset forgets every view: the backend dropped them (DISCARD ALL/TEMP).
+func (vs *viewSet) reset() {
+	vs.mu.Lock()
+	vs.state = nil
+	vs.txnFailed = false
+	vs.mu.Unlock()
+}
+
+// errorSeen notes an error in the open transaction.
+func (vs *viewSet) errorSeen() {
+	vs.mu.Lock()
+	vs.txnFailed = true
+	vs.mu.Unlock()
+}
+
+// commandTag handles a CommandComplete: a ROLLBACK (of the transaction or
+// to a savepoint) may have dropped views created in the open transaction.
+func (vs *viewSet) commandTag(tag string) {
+	if !strings.HasPrefix(tag, "ROLLBACK") {
+		return
+	}
+	vs.mu.Lock()
+	vs.dropOpen()
+	vs.mu.Unlock()
+}
+
+// ready handles ReadyForQuery: when no transaction is open any more, the
+// views it created are committed, unless it failed.
+func (vs *viewSet) ready(status byte) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	switch status {
+	case 'E':
+		vs.txnFailed = true
+	case 'I':
+		if vs.txnFailed {
+			vs.dropOpen()
+		}
+		for name, st := range vs.state {
+			if st == viewInTxn {
+				vs.state[name] = viewCommitted
+			}
+		}
+		vs.txnFailed = false
+	}
+}
+
+func (vs *viewSet) dropOpen() {
+	for name, st := range vs.state {
+		if st != viewCommitted {
+			delete(vs.state, name)
+		}
+	}
+}
+
+// viewStatement and viewPortal are the names pgranger's own view-creating
+// statement and portal use on the backend; they are closed right after use.
+const (
+	viewStatement = "pgranger_view"
+	viewPortal    = "pgranger_view"
+)
+
+// createViews sends the creation of the statement's missing views. In the
+// extended protocol the messages join the client's pipeline (no Sync, so
+// its implicit transaction is untouched); before a simple Query they end
+// with a Sync of their own.
+func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
+	missing := s.bc.views.missing(views)
+	if len(missing) == 0 {
+		return nil
+	}
+	w := s.bc.w
+	for _, v := range missing {
+		// Closed first as well: a creation that failed midway (the rest
+		// of its pipeline skipped) may have left them behind.
+		s.queue.push(&pending{kind: 'C', swallow: true})
+		s.queue.push(&pending{kind: 'C', swallow: true})
+		s.queue.push(&pending{kind: 'P', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(&pending{kind: 'B', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(&pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, createsView: true})
+		s.queue.push(&pending{kind: 'C', swallow: true})
+		s.queue.push(&pending{kind: 'C', swallow: true})
+		for _, m := range []encoder{
+			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
+			&pgproto3.Close{ObjectType: 'S', Name: viewStatement},
+			&pgproto3.Parse{Name: viewStatement, Query: v.Create},
+			&pgproto3.Bind{DestinationPortal: viewPortal, PreparedStatement: viewStatement},
+			&pgproto3.Execute{Portal: viewPortal},
+			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
+			&pgproto3.Close{ObjectType: 'S', Name: viewStatement},
+		} {
+			if err := writeMsg(w, m); err != nil {
+				return err
+			}
+		}
+	}
+	if simple {
+		s.queue.push(&pending{kind: 'S', swallow: true})
+		return writeMsg(w, &pgproto3.Sync{})
+	}
+	return nil
+}
+
+// viewErrorResponse explains a failed view creation to the client.
+func viewErrorResponse(body []byte) []byte {
+	var er pgproto3.ErrorResponse
+	er.Decode(body)
+	return encodeError(&pgproto3.ErrorResponse{
+		Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: er.Code,
+		Message: "pgranger: cannot create the security-barrier view a row-filtered table is read through: " + er.Message,
+		Hint:    "Temporary views cannot be created in a read-only transaction or on a hot standby.",
+	})
+}
