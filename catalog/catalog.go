@@ -46,6 +46,10 @@ type Relation struct {
 	// the rewriter denies it rather than pick one root's policies.
 	MultipleRoots bool
 	Columns       []Column
+	// ViewDef is a view's defining SELECT (pg_get_viewdef, rendered with
+	// only pg_catalog on the search_path so every other name is
+	// schema-qualified); "" for other kinds.
+	ViewDef string
 
 	colIndex map[string]int
 }
@@ -168,6 +172,9 @@ func Open(ctx context.Context, dsn, database string, ttl time.Duration) (*Catalo
 	cfg.ConnConfig.Database = database
 	cfg.MaxConns = 2
 	cfg.ConnConfig.RuntimeParams["application_name"] = "pgranger catalog"
+	// With only pg_catalog searched, format_type and pg_get_viewdef
+	// schema-qualify every other type and relation they name.
+	cfg.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -228,7 +235,8 @@ SELECT c.oid, n.nspname, c.relname, c.relkind::text, pg_catalog.pg_get_userbyid(
        coalesce((SELECT array_agg(DISTINCT rn.nspname || '.' || rc.relname)
                  FROM roots r JOIN pg_catalog.pg_class rc ON rc.oid = r.parent
                  JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
-                 WHERE r.child = c.oid), '{}')
+                 WHERE r.child = c.oid), '{}'),
+       CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) ELSE '' END
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r','p','v','m','f')
   AND n.nspname !~ '^pg_temp_' AND n.nspname !~ '^pg_toast'
@@ -289,7 +297,7 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 		r := &Relation{colIndex: map[string]int{}}
 		var kind string
 		var roots []string
-		if err := rows.Scan(&r.OID, &r.Schema, &r.Name, &kind, &r.Owner, &roots); err != nil {
+		if err := rows.Scan(&r.OID, &r.Schema, &r.Name, &kind, &r.Owner, &roots, &r.ViewDef); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("catalog: %w", err)
 		}
@@ -302,7 +310,7 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 		default:
 			r.MultipleRoots = true
 		}
-		fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%c\x00%s\x00%v\x00", r.OID, r.Schema, r.Name, r.Kind, r.Owner, roots)
+		fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%c\x00%s\x00%v\x00%s\x00", r.OID, r.Schema, r.Name, r.Kind, r.Owner, roots, r.ViewDef)
 		byOID[r.OID] = r
 		s.byQualified[r.Schema+"."+r.Name] = r
 	}

@@ -85,7 +85,7 @@ func TestLoad(t *testing.T) {
 	for _, col := range tbl.Columns {
 		names = append(names, col.Name+":"+col.TypeName)
 	}
-	if want := []string{"a:integer", "b:posint", "c:character varying(10)"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"a:integer", "b:public.posint", "c:character varying(10)"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("columns %v, want %v", names, want)
 	}
 	if b, _ := tbl.Column("b"); b.BaseOID != 23 || b.TypeOID == 23 {

@@ -110,6 +110,8 @@ GRANT USAGE ON SCHEMA other TO pgranger_svc;
 GRANT SELECT ON other.ungoverned TO pgranger_svc;
 CREATE VIEW sales.orders_view AS SELECT id, ssn FROM sales.orders;
 GRANT SELECT ON sales.orders_view TO pgranger_svc;
+CREATE VIEW hr.directory AS SELECT id, name, email, department FROM hr.employees;
+GRANT SELECT ON hr.directory TO pgranger_svc;
 `
 
 // proxy is a running pgranger process.

@@ -21,7 +21,10 @@ type relPolicy struct {
 	colAccess []policy.Decision
 	masks     []policy.Mask
 	filter    policy.RowFilter
-	wrap      bool
+	// wrap: a mask, a filter or a column without select access applies;
+	// wrapTrusted: a mask or a filter applies (what a reference inside a
+	// view definition needs, where access is the view's).
+	wrap, wrapTrusted bool
 }
 
 // relRef is one governed reference in FROM.
@@ -36,6 +39,11 @@ type relRef struct {
 
 	read          map[int]bool // column indexes the statement may read
 	qualifiedRefs []qualifiedRef
+	// trusted marks a reference inside a view definition: no access check,
+	// masks and filters still apply. expanded is a view's analysed
+	// definition, which replaces the reference.
+	trusted  bool
+	expanded *pg.SelectStmt
 }
 
 // qualifiedRef is a schema-qualified column reference (s.t.c); once the
@@ -47,6 +55,15 @@ type qualifiedRef struct {
 	cr       *pg.ColumnRef
 	strip    int
 	shadowed bool
+}
+
+// visibleAlias is the alias a replacement of the reference must carry: the
+// user's, or the relation's own name.
+func (ref *relRef) visibleAlias() *pg.Alias {
+	if ref.rv.Alias != nil {
+		return ref.rv.Alias
+	}
+	return &pg.Alias{Aliasname: ref.rel.Name}
 }
 
 func (ref *relRef) markVisible(name string) bool {
@@ -131,9 +148,6 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 	case r.env.Policy.Engine == nil:
 		r.fail(denyf("no policies are loaded: access to %s.%s denied for user %q", rel.Schema, rel.Name, user))
 		return nil
-	case rel.Kind == catalog.KindView:
-		r.fail(denyf("views are not supported through pgranger yet: access to %s.%s denied for user %q", rel.Schema, rel.Name, user))
-		return nil
 	case rel.MultipleRoots:
 		r.fail(denyf("%s.%s inherits from several parents, so no single policy governs it: access denied for user %q", rel.Schema, rel.Name, user))
 		return nil
@@ -159,16 +173,17 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 		p.colAccess[i] = eng.Access(subj, cr, "select", r.env.Now)
 		if !p.colAccess[i].Allowed {
 			p.wrap = true // restricted: the wrapper shows a typed NULL
-			continue
 		}
+		// The mask is needed even for a column the user may not select:
+		// read through a view (which grants access), it still applies.
 		p.masks[i] = eng.Mask(subj, cr, r.env.Now)
 		if p.masks[i].Type != "" {
-			p.wrap = true
+			p.wrap, p.wrapTrusted = true, true
 		}
 	}
 	p.filter = eng.RowFilter(subj, res, r.env.Now)
 	if len(p.filter.Exprs) > 0 {
-		p.wrap = true
+		p.wrap, p.wrapTrusted = true, true
 	}
 	return p
 }
@@ -192,12 +207,21 @@ func (r *stmtRewriter) finish() {
 		if p.super {
 			continue
 		}
-		if err := r.checkAccess(ref); err != nil {
-			r.fail(err)
-			return
+		if !ref.trusted {
+			if err := r.checkAccess(ref); err != nil {
+				r.fail(err)
+				return
+			}
 		}
-		if p.wrap {
+		switch {
+		case p.wrap && !ref.trusted, p.wrapTrusted:
 			r.wrap(ref)
+		case ref.expanded != nil:
+			ref.node.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
+				Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: ref.expanded}},
+				Alias:    ref.visibleAlias(),
+			}}
+			r.changed = true
 		}
 	}
 }

@@ -80,7 +80,10 @@ func testRelations() []*catalog.Relation {
 		{OID: 1001, Schema: "sales", Name: "orders", Kind: 'r', Owner: "postgres", Columns: orders},
 		{OID: 1002, Schema: "hr", Name: "employees", Kind: 'r', Owner: "postgres", Columns: employees},
 		{OID: 1003, Schema: "sales", Name: "orders_2024", Kind: 'r', Owner: "postgres", Columns: orders, RootSchema: "sales", RootName: "orders"},
-		{OID: 1004, Schema: "sales", Name: "orders_view", Kind: 'v', Owner: "postgres", Columns: orders[:3]},
+		{OID: 1004, Schema: "sales", Name: "orders_view", Kind: 'v', Owner: "postgres", Columns: orders[:3],
+			ViewDef: " SELECT orders.id,\n    orders.customer,\n    orders.ssn\n   FROM sales.orders;"},
+		{OID: 1011, Schema: "hr", Name: "directory", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{employees[0], employees[1], employees[2]},
+			ViewDef: " SELECT employees.id,\n    employees.name,\n    employees.email\n   FROM hr.employees;"},
 		{OID: 1005, Schema: "sales", Name: "regions", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("region", 25, "text"), col("name", 25, "text")}},
 		{OID: 1006, Schema: "public", Name: "orders", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("id", 23, "integer")}},
 		{OID: 1007, Schema: "bob", Name: "notes", Kind: 'r', Owner: "bob", Columns: []catalog.Column{col("id", 23, "integer")}},
@@ -146,6 +149,15 @@ func testEngine(t *testing.T) *policy.Engine {
 	sp.Policies = append(sp.Policies,
 		filterFor(903, "carol", "region IN (SELECT o.region FROM sales.orders o WHERE o.amount > 0)"),
 		filterFor(904, "eve", "dept = 'x'"))
+	// Test-only: support (carol, denied hr.employees) may read the view
+	// hr.directory over it.
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 905, Name: "test: directory view", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"hr"}}, "table": {Values: []string{"directory"}}, "column": {Values: []string{"*"}},
+		},
+		PolicyItems: []ranger.RangerPolicyItem{{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Groups: []string{"support"}}},
+	})
 	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp}, policy.Options{})
 	if err != nil {
 		t.Fatal(err)

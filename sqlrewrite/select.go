@@ -308,7 +308,9 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 		}
 	}
 	if rel.IsSystem() {
-		if reason, denied := deniedCatalogRelations[rel.Name]; denied {
+		// A view definition is the administrator's choice of what to
+		// expose, so inside one the catalog rule does not apply.
+		if reason, denied := deniedCatalogRelations[rel.Name]; denied && r.trusted == 0 {
 			r.fail(denyf("reading %s.%s is not allowed through pgranger (%s; user %q)", rel.Schema, rel.Name, reason, r.sess.Subject.User))
 			return nil
 		}
@@ -319,9 +321,48 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 		return nil
 	}
 	ref.pol = pol
+	ref.trusted = r.trusted > 0
 	ref.read = map[int]bool{}
 	r.refs = append(r.refs, ref)
+	if rel.Kind == catalog.KindView && !pol.super {
+		if sample != nil {
+			r.fail(errorf(CodeFeatureNotSupported, "TABLESAMPLE cannot be applied to view %s.%s", rel.Schema, rel.Name))
+			return nil
+		}
+		ref.expanded = r.expandView(rel)
+	}
 	return &fromItem{visible: visible, ref: ref}
+}
+
+// maxViewDepth bounds views defined over views.
+const maxViewDepth = 32
+
+// expandView parses a view's definition and analyses it as a query of its
+// own (DESIGN §4): the view is a resource of its own for access, and the
+// relations it reads keep their masks and row filters for this user, so a
+// view never launders either. Inside the definition access is not checked
+// again — granting a view is how Ranger administrators expose a part of a
+// table — and the function and catalog rules of user SQL do not apply;
+// names resolve with pg_catalog alone (the definition comes schema-qualified
+// from the catalog), never with the session's search_path.
+func (r *stmtRewriter) expandView(rel *catalog.Relation) *pg.SelectStmt {
+	if r.trusted >= maxViewDepth {
+		r.fail(errorf(CodeStatementTooComplex, "views nested deeper than %d levels at %s.%s", maxViewDepth, rel.Schema, rel.Name))
+		return nil
+	}
+	tree, err := pg.Parse(rel.ViewDef)
+	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
+		r.fail(denyf("the definition of view %s.%s cannot be analysed: access denied for user %q", rel.Schema, rel.Name, r.sess.Subject.User))
+		return nil
+	}
+	def := tree.Stmts[0].Stmt.GetSelectStmt()
+	savedPath := r.searchPath
+	r.searchPath = []string{"pg_catalog"}
+	r.trusted++
+	r.selectStatement(def, nil)
+	r.trusted--
+	r.searchPath = savedPath
+	return def
 }
 
 // resolvesUnqualified reports whether the backend, given the bare name,

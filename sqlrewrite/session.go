@@ -22,7 +22,7 @@ func (r *stmtRewriter) sessionValue(n *pg.Node, f *pg.SQLValueFunction) {
 	default:
 		return
 	}
-	if r.rw.opts.KeepSessionFunctions && !r.inPolicyExpr {
+	if r.rw.opts.KeepSessionFunctions && !r.inPolicyExpr && r.trusted == 0 {
 		return
 	}
 	n.Node = typedLiteral(r.sess.Subject.User, "name").Node
@@ -31,7 +31,7 @@ func (r *stmtRewriter) sessionValue(n *pg.Node, f *pg.SQLValueFunction) {
 
 // sessionFunctionCall replaces Hive's session UDFs; it reports whether it did.
 func (r *stmtRewriter) sessionFunctionCall(n *pg.Node, fc *pg.FuncCall) bool {
-	if len(fc.Funcname) != 1 || (r.rw.opts.KeepSessionFunctions && !r.inPolicyExpr) {
+	if len(fc.Funcname) != 1 || (r.rw.opts.KeepSessionFunctions && !r.inPolicyExpr && r.trusted == 0) {
 		return false
 	}
 	subj := r.sess.Subject

@@ -25,6 +25,7 @@ type stmtRewriter struct {
 	changed      bool
 	governed     bool
 	inPolicyExpr bool   // walking a trusted policy expression, not user SQL
+	trusted      int    // depth of view definitions being expanded (not user SQL)
 	err          *Error // first error found while walking; stops further work
 
 	rels  map[uint32]*relPolicy // decisions per relation, computed once

@@ -28,16 +28,6 @@ SELECT (SELECT 1 FROM sales.nosuchtable)
 -- case: an unknown relation in a CTE body
 WITH x AS (SELECT 1 FROM nosuch) SELECT 1 FROM x
 
--- case: views are denied
-SELECT id FROM sales.orders_view
-
--- case: views are denied for alice too
--- user: alice
-SELECT id FROM sales.orders_view
-
--- case: a view in a subquery is denied
-SELECT id FROM sales.orders WHERE id IN (SELECT id FROM sales.orders_view)
-
 -- case: a partition child maps to the root's policies
 SELECT * FROM sales.orders_2024
 
