@@ -41,6 +41,7 @@ type Listen struct {
 	TLSCert                string `toml:"tls-cert"`
 	TLSKey                 string `toml:"tls-key"`
 	AllowPlaintextPassword bool   `toml:"allow-plaintext-password"`
+	RequireTLS             bool   `toml:"require-tls"`
 	MaxClients             int    `toml:"max-clients"`
 	StartupTimeoutSecs     int    `toml:"startup-timeout-secs"`
 	IdleTimeoutSecs        int    `toml:"idle-timeout-secs"`

@@ -15,6 +15,7 @@ package pgwire
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type Options struct {
 	Policies PolicyProvider
 	Audit    *audit.Logger // nil = no audit
 	Log      *slog.Logger
+	// TLS for clients; when nil, Serve loads listen.tls-cert/tls-key (if
+	// set) from Config.
+	TLS *tls.Config
 }
 
 // Server accepts client connections.
@@ -75,6 +79,16 @@ func NewServer(opts Options) *Server {
 
 // Serve accepts connections on ln until Close or ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.opts.TLS == nil && s.cfg.Listen.TLSCert != "" {
+		t, err := LoadTLS(s.cfg.Listen.TLSCert, s.cfg.Listen.TLSKey)
+		if err != nil {
+			return fmt.Errorf("listen.tls-cert: %w", err)
+		}
+		s.opts.TLS = t
+	}
+	if s.opts.TLS == nil && s.cfg.Listen.RequireTLS {
+		return errors.New("listen.require-tls: needs listen.tls-cert and listen.tls-key")
+	}
 	s.mu.Lock()
 	s.ln = ln
 	s.mu.Unlock()

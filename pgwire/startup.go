@@ -3,6 +3,7 @@ package pgwire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -61,22 +62,68 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 	defer s.clients.Add(-1)
 
 	c.SetDeadline(time.Now().Add(time.Duration(s.cfg.Listen.StartupTimeoutSecs) * time.Second))
-	cr := bufio.NewReaderSize(c, 32*1024)
-	cw := bufio.NewWriterSize(c, 32*1024)
-	sess, err := s.startup(ctx, c, cr, cw)
+	cc := &clientConn{conn: c, r: bufio.NewReaderSize(c, 32*1024), w: bufio.NewWriterSize(c, 32*1024)}
+	defer func() { cc.conn.Close() }()
+	sess, err := s.startup(ctx, cc)
 	if err != nil {
 		var fe *fatalError
 		if errors.As(err, &fe) {
-			writeError(cw, "FATAL", fe)
-			cw.Flush()
+			writeError(cc.w, "FATAL", fe)
+			cc.w.Flush()
 		}
 		if !errors.Is(err, errCancelHandled) && !errors.Is(err, errClientGone) {
 			s.log.Info("connection refused", "client", c.RemoteAddr().String(), "err", err)
 		}
 		return
 	}
-	c.SetDeadline(time.Time{})
+	cc.conn.SetDeadline(time.Time{})
 	sess.run()
+}
+
+// clientConn is the client side during startup; TLS replaces all three.
+type clientConn struct {
+	conn net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
+	tls  bool
+}
+
+// startTLS answers an SSLRequest. Bytes the client sent after the request
+// but before the handshake would be read as if they came over TLS; they
+// are refused (as PostgreSQL does since CVE-2021-23214).
+func (s *Server) startTLS(cc *clientConn) error {
+	if s.opts.TLS == nil || cc.tls {
+		cc.w.WriteByte('N')
+		if err := cc.w.Flush(); err != nil {
+			return errClientGone
+		}
+		return nil
+	}
+	if cc.r.Buffered() > 0 {
+		return fatalf(codeProtocolViolation, "received unencrypted data after SSL request")
+	}
+	cc.w.WriteByte('S')
+	if err := cc.w.Flush(); err != nil {
+		return errClientGone
+	}
+	tc := tls.Server(cc.conn, s.opts.TLS)
+	if err := tc.Handshake(); err != nil {
+		return fmt.Errorf("TLS handshake: %w", err)
+	}
+	cc.conn, cc.tls = tc, true
+	cc.r = bufio.NewReaderSize(tc, 32*1024)
+	cc.w = bufio.NewWriterSize(tc, 32*1024)
+	return nil
+}
+
+// LoadTLS builds the client-side TLS configuration from PEM files
+// (listen.tls-cert, listen.tls-key): TLS 1.2 or newer.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 var (
@@ -86,18 +133,22 @@ var (
 
 // startup runs the startup phase up to ReadyForQuery and returns a session
 // ready to relay.
-func (s *Server) startup(ctx context.Context, c net.Conn, cr *bufio.Reader, cw *bufio.Writer) (*session, error) {
+func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) {
 	var params map[string]string
 	for params == nil {
-		pkt, err := readStartup(cr, 10000)
+		pkt, err := readStartup(cc.r, 10000)
 		if err != nil {
 			return nil, errClientGone
 		}
+		cw := cc.w
 		code := binary.BigEndian.Uint32(pkt)
 		switch {
-		case code == codeSSLRequest || code == codeGSSENCRequest:
-			// No TLS on the client side yet: 'N' tells the client to go on
-			// in plain text (libpq's sslmode=prefer does).
+		case code == codeSSLRequest:
+			if err := s.startTLS(cc); err != nil {
+				return nil, err
+			}
+		case code == codeGSSENCRequest:
+			// No GSSAPI encryption: 'N' tells the client to go on.
 			cw.WriteByte('N')
 			if err := cw.Flush(); err != nil {
 				return nil, errClientGone
@@ -147,6 +198,10 @@ func (s *Server) startup(ctx context.Context, c net.Conn, cr *bufio.Reader, cw *
 		return nil, err
 	}
 
+	if !cc.tls && s.cfg.Listen.RequireTLS {
+		return nil, fatalf(codeInvalidAuth, "pgranger requires TLS (listen.require-tls)")
+	}
+	c, cr, cw := cc.conn, cc.r, cc.w
 	id, err := s.authenticate(c, cr, cw, user)
 	if err != nil {
 		return nil, err
