@@ -42,6 +42,10 @@ type pending struct {
 	view            string
 	createsView     bool
 	viewBeforeQuery bool
+	// setsPath: the message changes search_path; pathBefore is the path
+	// to return to if it fails.
+	setsPath   bool
+	pathBefore []string
 }
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
@@ -80,18 +84,16 @@ func (q *pendingQueue) pop() *pending {
 
 // skipToSync drops what the backend will not answer after an error in the
 // extended protocol: everything before the next Sync. It returns the
-// barrier views whose creation was among the dropped messages.
-func (q *pendingQueue) skipToSync() (views []string) {
+// dropped entries, whose effects (views, search_path) did not happen.
+func (q *pendingQueue) skipToSync() (dropped []*pending) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.items) > 0 && q.items[0].kind != 'S' && q.items[0].kind != 'Q' {
-		if q.items[0].createsView {
-			views = append(views, q.items[0].view)
-		}
+		dropped = append(dropped, q.items[0])
 		q.items[0] = nil
 		q.items = q.items[1:]
 	}
-	return views
+	return dropped
 }
 
 func (q *pendingQueue) empty() bool {
@@ -122,10 +124,11 @@ type session struct {
 
 	id    *identity.Identity
 	cat   *catalog.Catalog
-	rsess *sqlrewrite.Session // search_path owned by the client loop
+	rsess *sqlrewrite.Session // client loop; SearchPath refreshed from paths before each rewrite
+	paths searchPathState
 
 	stmts   map[string]*prepared // client loop
-	portals map[string]bool      // portal → governed; client loop
+	portals map[string]*prepared // portal → its statement; client loop
 
 	queue       pendingQueue
 	backendDone chan struct{} // closed when the backend loop ends
@@ -145,7 +148,7 @@ func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *b
 		cat:         cat,
 		rsess:       sqlrewrite.NewSession(id.User, id.Groups, id.Roles, id.Attributes, database),
 		stmts:       map[string]*prepared{},
-		portals:     map[string]bool{},
+		portals:     map[string]*prepared{},
 		backendDone: make(chan struct{}),
 	}
 }
@@ -159,7 +162,7 @@ func (s *session) applySettings(settings [][2]string) error {
 			if res.Err != nil {
 				return fatalf(res.Err.Code, "%s", res.Err.Message)
 			}
-			s.rsess.SearchPath = res.SearchPath
+			s.paths.sent(res.SearchPath)
 		}
 		sql := "SET " + sqlrewrite.QuoteIdent(kv[0]) + " = " + sqlrewrite.QuoteLiteral(kv[1])
 		if _, err := s.bc.simpleValue(sql); err != nil {
@@ -233,7 +236,12 @@ func (s *session) clientLoop() error {
 			err = writeFrame(bw, typ, body)
 		case 'E':
 			portal, _, _ := cstring(body)
-			s.queue.push(&pending{kind: 'E', governed: s.portals[portal]})
+			p := &pending{kind: 'E'}
+			if st := s.portals[portal]; st != nil {
+				p.governed = governed(st.result)
+				s.noteEffects(p, st.result)
+			}
+			s.queue.push(p)
 			err = writeFrame(bw, typ, body)
 		case 'C':
 			if len(body) > 1 {
@@ -269,6 +277,7 @@ func (s *session) rewrite(sql string) *sqlrewrite.Result {
 		Refresh: func(ctx context.Context) (*catalog.Snapshot, error) { return s.cat.Refresh(ctx, time.Second) },
 		Now:     time.Now(),
 	}
+	s.rsess.SearchPath = s.paths.get()
 	return s.srv.opts.Rewriter.Rewrite(context.Background(), env, s.rsess, sql)
 }
 
@@ -283,16 +292,15 @@ func (s *session) query(body []byte) error {
 		s.queue.push(&pending{kind: 'Q', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
 	}
-	if res.SearchPath != nil {
-		s.rsess.SearchPath = res.SearchPath
-	}
 	if err := s.createViews(res.Views, true); err != nil {
 		return err
 	}
 	if dropsTemp(res) {
 		s.bc.views.reset()
 	}
-	s.queue.push(&pending{kind: 'Q', governed: governed(res)})
+	p := &pending{kind: 'Q', governed: governed(res)}
+	s.noteEffects(p, res)
+	s.queue.push(p)
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'Q', body)
 	}
@@ -310,9 +318,6 @@ func (s *session) parse(body []byte) error {
 		delete(s.stmts, msg.Name)
 		s.queue.push(&pending{kind: 'P', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Parse{Name: msg.Name, Query: denySQL})
-	}
-	if res.SearchPath != nil {
-		s.rsess.SearchPath = res.SearchPath
 	}
 	if err := s.createViews(res.Views, false); err != nil {
 		return err
@@ -338,11 +343,12 @@ func (s *session) bind(body []byte) error {
 		return err
 	}
 	gov := false
-	if st := s.stmts[name]; st != nil {
+	st := s.stmts[name]
+	if st != nil {
 		gov = governed(st.result)
 		s.audit(st.result) // one record per execution of a prepared statement
 	}
-	s.portals[portal] = gov
+	s.portals[portal] = st
 	s.queue.push(&pending{kind: 'B', governed: gov})
 	return writeFrame(s.bc.w, 'B', body)
 }
@@ -379,6 +385,19 @@ func (s *session) ensureCurrent(name string) error {
 	}
 	s.queue.push(&pending{kind: 'P', swallow: true})
 	return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: res.SQL, ParameterOIDs: st.paramOIDs})
+}
+
+// noteEffects applies what the statement does to the session's
+// search_path when it is sent, and remembers how to take it back.
+func (s *session) noteEffects(p *pending, res *sqlrewrite.Result) {
+	for _, st := range res.Statements {
+		if st.Kind == "BEGIN" || st.Kind == "START TRANSACTION" {
+			s.paths.begin()
+		}
+	}
+	if res.SearchPath != nil {
+		p.setsPath, p.pathBefore = true, s.paths.sent(res.SearchPath)
+	}
 }
 
 // dropsTemp reports whether res holds a DISCARD, which (ALL, TEMP) drops
@@ -445,16 +464,25 @@ func (s *session) backendLoop() {
 				if head.swallow && head.kind == 'Q' {
 					relay = false
 				}
+				if head.setsPath {
+					s.paths.failed(head.pathBefore)
+				}
 				if head.kind != 'Q' {
 					s.queue.pop()
-					for _, v := range s.queue.skipToSync() {
-						s.bc.views.forget(v)
+					dropped := s.queue.skipToSync()
+					for i := len(dropped) - 1; i >= 0; i-- {
+						if d := dropped[i]; d.createsView {
+							s.bc.views.forget(d.view)
+						} else if d.setsPath {
+							s.paths.failed(d.pathBefore)
+						}
 					}
 				}
 			}
 		case 'Z':
 			if len(body) == 1 {
 				s.bc.views.ready(body[0])
+				s.paths.ready(body[0])
 			}
 			// Everything up to the Sync or Query this answers is done.
 			var p *pending
@@ -477,6 +505,9 @@ func (s *session) backendLoop() {
 			if typ == 'C' {
 				tag, _, _ := cstring(body)
 				s.bc.views.commandTag(tag)
+				if tag == "ROLLBACK" {
+					s.paths.rolledBack()
+				}
 			}
 			if head != nil && head.kind == 'E' {
 				if head.createsView {

@@ -219,7 +219,7 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 	}
 	sess := newSession(s, c, cr, cw, bc, id, database, cat)
 	sess.rsess.DefaultSearchPath = pool.defaultSearchPath
-	sess.rsess.SearchPath = pool.defaultSearchPath
+	sess.paths.current = pool.defaultSearchPath
 	if err := sess.applySettings(settings); err != nil {
 		pool.discard(bc)
 		return nil, err
