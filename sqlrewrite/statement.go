@@ -47,11 +47,13 @@ const (
 	classRewrite = iota // analysed and rewritten
 	classPass           // forwarded as written; touches no governed data
 	classSet            // SET/RESET: checked for protected settings, search_path tracked
+	classCopy           // COPY … TO STDOUT: its query is rewritten (copy.go)
 )
 
 var statementClasses = map[reflect.Type]int{
 	reflect.TypeOf(&pg.Node_SelectStmt{}):       classRewrite,
 	reflect.TypeOf(&pg.Node_VariableSetStmt{}):  classSet,
+	reflect.TypeOf(&pg.Node_CopyStmt{}):         classCopy,
 	reflect.TypeOf(&pg.Node_VariableShowStmt{}): classPass,
 	reflect.TypeOf(&pg.Node_TransactionStmt{}):  classPass,
 	reflect.TypeOf(&pg.Node_DiscardStmt{}):      classPass,
@@ -87,6 +89,8 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 		if err := r.setStatement(n.GetVariableSetStmt()); err != nil {
 			return info, err
 		}
+	case classCopy:
+		r.copyStatement(n.GetCopyStmt())
 	case classRewrite:
 		r.selectStatement(n.GetSelectStmt(), nil)
 		if r.err == nil {

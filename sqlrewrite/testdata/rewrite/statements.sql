@@ -43,11 +43,23 @@ DELETE FROM sales.orders
 -- case: MERGE is denied
 MERGE INTO sales.orders o USING sales.regions r ON o.region = r.region WHEN MATCHED THEN DELETE
 
--- case: COPY TO STDOUT is denied for now
+-- case: COPY of a table becomes COPY of a rewritten query
 COPY sales.orders TO STDOUT
 
--- case: COPY of a query is denied for now
-COPY (SELECT id FROM sales.orders) TO STDOUT
+-- case: COPY of a table with a column list keeps the columns and options
+COPY sales.orders (id, ssn) TO STDOUT WITH (FORMAT csv, HEADER)
+
+-- case: COPY of a query has the query rewritten
+COPY (SELECT id, ssn FROM sales.orders WHERE id < 5) TO STDOUT
+
+-- case: COPY of a denied column is denied
+COPY hr.employees (salary) TO STDOUT
+
+-- case: COPY TO a server file is denied
+COPY sales.orders TO '/tmp/x'
+
+-- case: COPY of a query to a file is denied
+COPY (SELECT 1) TO '/tmp/x' 
 
 -- case: COPY FROM STDIN is denied
 COPY sales.orders FROM STDIN
