@@ -48,21 +48,23 @@ const (
 	classPass           // forwarded as written; touches no governed data
 	classSet            // SET/RESET: checked for protected settings, search_path tracked
 	classCopy           // COPY … TO STDOUT: its query is rewritten (copy.go)
+	classDeclare        // DECLARE CURSOR: its query is rewritten
 )
 
 var statementClasses = map[reflect.Type]int{
-	reflect.TypeOf(&pg.Node_SelectStmt{}):       classRewrite,
-	reflect.TypeOf(&pg.Node_VariableSetStmt{}):  classSet,
-	reflect.TypeOf(&pg.Node_CopyStmt{}):         classCopy,
-	reflect.TypeOf(&pg.Node_VariableShowStmt{}): classPass,
-	reflect.TypeOf(&pg.Node_TransactionStmt{}):  classPass,
-	reflect.TypeOf(&pg.Node_DiscardStmt{}):      classPass,
-	reflect.TypeOf(&pg.Node_DeallocateStmt{}):   classPass,
-	reflect.TypeOf(&pg.Node_FetchStmt{}):        classPass,
-	reflect.TypeOf(&pg.Node_ClosePortalStmt{}):  classPass,
-	reflect.TypeOf(&pg.Node_ListenStmt{}):       classPass,
-	reflect.TypeOf(&pg.Node_UnlistenStmt{}):     classPass,
-	reflect.TypeOf(&pg.Node_NotifyStmt{}):       classPass,
+	reflect.TypeOf(&pg.Node_SelectStmt{}):        classRewrite,
+	reflect.TypeOf(&pg.Node_VariableSetStmt{}):   classSet,
+	reflect.TypeOf(&pg.Node_DeclareCursorStmt{}): classDeclare,
+	reflect.TypeOf(&pg.Node_CopyStmt{}):          classCopy,
+	reflect.TypeOf(&pg.Node_VariableShowStmt{}):  classPass,
+	reflect.TypeOf(&pg.Node_TransactionStmt{}):   classPass,
+	reflect.TypeOf(&pg.Node_DiscardStmt{}):       classPass,
+	reflect.TypeOf(&pg.Node_DeallocateStmt{}):    classPass,
+	reflect.TypeOf(&pg.Node_FetchStmt{}):         classPass,
+	reflect.TypeOf(&pg.Node_ClosePortalStmt{}):   classPass,
+	reflect.TypeOf(&pg.Node_ListenStmt{}):        classPass,
+	reflect.TypeOf(&pg.Node_UnlistenStmt{}):      classPass,
+	reflect.TypeOf(&pg.Node_NotifyStmt{}):        classPass,
 }
 
 func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
@@ -91,6 +93,17 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 		}
 	case classCopy:
 		r.copyStatement(n.GetCopyStmt())
+	case classDeclare:
+		// The cursor's rows are computed by the rewritten query; FETCH
+		// and CLOSE then pass.
+		sel := n.GetDeclareCursorStmt().Query.GetSelectStmt()
+		if sel == nil {
+			return info, denyf("DECLARE of this kind of statement is not allowed through pgranger (user %q)", r.sess.Subject.User)
+		}
+		r.selectStatement(sel, nil)
+		if r.err == nil {
+			r.finish()
+		}
 	case classRewrite:
 		r.selectStatement(n.GetSelectStmt(), nil)
 		if r.err == nil {

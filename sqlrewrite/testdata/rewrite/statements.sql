@@ -88,8 +88,11 @@ PREPARE p AS SELECT ssn FROM sales.orders
 -- case: EXECUTE is denied for now
 EXECUTE p
 
--- case: DECLARE CURSOR is denied for now
-DECLARE c CURSOR FOR SELECT ssn FROM sales.orders
+-- case: DECLARE CURSOR has its query rewritten
+DECLARE c CURSOR WITH HOLD FOR SELECT ssn FROM sales.orders
+
+-- case: DECLARE CURSOR over a denied column is denied
+DECLARE c CURSOR FOR SELECT salary FROM hr.employees
 
 -- case: CREATE VIEW is denied
 CREATE VIEW v AS SELECT ssn FROM sales.orders
