@@ -8,6 +8,7 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/pganalyze/pg_query_go/v6 v6.2.5
 	github.com/xdg-go/scram v1.4.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/text v0.41.0
 	google.golang.org/protobuf v1.33.0
 )
@@ -17,6 +18,5 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/xdg-go/stringprep v1.0.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 )

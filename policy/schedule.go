@@ -103,6 +103,15 @@ func parseField(s string) fieldSpec {
 	return f
 }
 
+// ValidityEnd is the instant a validity schedule ends, read as the engine
+// reads it (wall-clock endTime in the schedule's time zone, GMT when
+// blank); ok is false when the schedule has no readable end. For
+// `pgranger lint`.
+func ValidityEnd(vs ranger.RangerValiditySchedule) (end time.Time, ok bool) {
+	s := newSchedule(vs)
+	return s.end, !s.end.IsZero()
+}
+
 func (s *schedule) applicable(at time.Time) bool {
 	if !s.start.IsZero() && at.Before(s.start) {
 		return false

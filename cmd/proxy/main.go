@@ -2,6 +2,9 @@
 // policies (access, row filters, column masks) by rewriting every statement.
 //
 //	pgranger serve --config FILE
+//	pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] "SQL"
+//	pgranger test [-v] [--config FILE] FILE...
+//	pgranger lint POLICIES.json
 //	pgranger version
 package main
 
@@ -42,6 +45,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
+	case "check":
+		return checkCommand(args[1:], stdout, stderr)
+	case "test":
+		return testCommand(args[1:], stdout, stderr)
+	case "lint":
+		return lintCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -60,6 +69,11 @@ func usage(w io.Writer) {
 
 Usage:
   pgranger serve --config FILE   run the proxy
+  pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] "SQL"
+                                 show the decision per relation and the rewritten SQL, without running it
+  pgranger test [-v] [--config FILE] FILE...
+                                 run Ranger policy-engine test files (.json) and decision tables (.yaml)
+  pgranger lint POLICIES.json    report risky or broken policies (public on wildcards, no owner label, …)
   pgranger version               print the version
 
 Configuration keys can be overridden with PGRANGER_<SECTION>__<KEY>

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLintCommand(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "p.json", `{
+  "serviceName": "svc",
+  "policies": [
+    {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
+     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["analysts"]}],
+     "denyPolicyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]},
+    {"id": 2, "name": "public everywhere", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
+     "policyItems": [{"accesses": [{"type": "select"}, {"type": "update"}], "groups": ["public"]}]},
+    {"id": 3, "name": "no labels", "description": "d",
+     "resources": {"database": {"values": ["hr"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "policyItems": [{"accesses": [{"type": "select"}], "users": ["{USER}"]}]},
+    {"id": 4, "name": "excludes", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["secret"], "isExcludes": true}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "policyItems": [{"accesses": [{"type": "select"}], "users": ["{USER}"]}]},
+    {"id": 5, "name": "expired", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "validitySchedules": [{"startTime": "2020/01/01 00:00:00", "endTime": "2024/12/31 23:59:59", "timeZone": "Europe/Berlin"}],
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]},
+    {"id": 6, "name": "still valid", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "validitySchedules": [{"endTime": "2024/01/01 00:00:00"}, {"endTime": "2030/01/01 00:00:00"}],
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]},
+    {"id": 7, "name": "masks", "policyType": 1, "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "dataMaskPolicyItems": [
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_NONE"}},
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_4"}},
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "mask_hash"}},
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_2"}}]}
+  ],
+  "tagPolicies": {"serviceName": "tags", "policies": [
+    {"id": 100, "name": "tag mask", "policyType": 1, "policyLabels": ["owner:x"],
+     "resources": {"tag": {"values": ["PII"]}},
+     "dataMaskPolicyItems": [
+       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_HASH"}},
+       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hbase:MASK"}},
+       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_X"}}]}
+  ]}
+}`)
+	code, out, errOut := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (stderr %q)", code, errOut)
+	}
+	want := []string{
+		`policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
+		`policy 3 "no labels": has no owner label (policyLabels is empty)`,
+		`policy 4 "excludes": grants user {USER} (every user) select on wildcard resource database=not secret, table=t, column=c`,
+		`policy 4 "excludes": excludes database=secret but has no description saying why`,
+		`policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
+		`policy 5 "expired": every validity schedule has ended: the policy never applies`,
+		`policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
+		`policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
+		`policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
+		`policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
+		`policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
+	}
+	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+
+	// Clean policies: no output, exit 0.
+	clean := writeFile(t, dir, "clean.json", `{"serviceName": "svc", "policies": [
+    {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
+     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]}]}`)
+	if code, out, _ := runCLI("lint", clean); code != 0 || out != "" {
+		t.Errorf("clean: exit %d %q", code, out)
+	}
+	// The demo policies only lack owner labels.
+	code, out, _ = runCLI("lint", filepath.Join(repoRoot(t), "examples", "policies", "hive.json"))
+	if code != 1 || strings.Count(out, "has no owner label") != strings.Count(out, "\n") || strings.Count(out, "\n") != 9 {
+		t.Errorf("demo: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI("lint"); code != 2 || !strings.Contains(errOut, "usage: pgranger lint") {
+		t.Errorf("no file: exit %d %q", code, errOut)
+	}
+	bad := writeFile(t, dir, "bad.json", `{"policies": [`)
+	if code, _, errOut := runCLI("lint", bad); code != 2 || !strings.Contains(errOut, "bad.json") {
+		t.Errorf("bad json: exit %d %q", code, errOut)
+	}
+}
