@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -146,15 +147,46 @@ type PolicyFile struct {
 	PollIntervalMS int    `toml:"poll-interval-ms"`
 }
 
-// PolicyRanger is policy.source = "ranger".
+// PolicyRanger is policy.source = "ranger": the Ranger Admin REST client.
 type PolicyRanger struct {
-	URL                string `toml:"url"`
-	AdminUser          string `toml:"admin-user"`
-	AdminPassword      string `toml:"admin-password"`
-	TimeoutSecs        int    `toml:"timeout-secs"`
-	PollIntervalSecs   int    `toml:"poll-interval-secs"`
+	// URL is one Ranger Admin base URL or several, comma-separated, tried
+	// in order (failover).
+	URL       string `toml:"url"`
+	AdminUser string `toml:"admin-user"`
+	// AdminPassword comes only from PGRANGER_POLICY__RANGER__ADMIN_PASSWORD:
+	// Load refuses a non-empty admin-password written in the file.
+	AdminPassword     string `toml:"admin-password"`
+	AdminPasswordFile string `toml:"admin-password-file"`
+	TimeoutSecs       int    `toml:"timeout-secs"`
+	PollIntervalSecs  int    `toml:"poll-interval-secs"`
+	// PollIntervalMS, when > 0, replaces poll-interval-secs (tests, demos).
+	PollIntervalMS     int    `toml:"poll-interval-ms"`
 	CacheDir           string `toml:"cache-dir"`
+	CAFile             string `toml:"ca-file"`
+	ClientCert         string `toml:"client-cert"`
+	ClientKey          string `toml:"client-key"`
 	AcceptInvalidCerts bool   `toml:"accept-invalid-certs"`
+	ClusterName        string `toml:"cluster-name"`
+	PluginID           string `toml:"plugin-id"` // "" = pgranger@<hostname>-<service>
+	DownloadTags       bool   `toml:"download-tags"`
+	DownloadRoles      bool   `toml:"download-roles"`
+	DownloadUserStore  bool   `toml:"download-userstore"`
+	// The circuit breaker opens after BreakerFailures failed refresh rounds
+	// in a row and then waits poll-interval × 2^n, up to
+	// BreakerMaxBackoffSecs, between attempts.
+	BreakerFailures       int `toml:"breaker-failures"`
+	BreakerMaxBackoffSecs int `toml:"breaker-max-backoff-secs"`
+}
+
+// URLs returns the admin base URLs in failover order.
+func (r PolicyRanger) URLs() []string { return splitList(r.URL) }
+
+// PollInterval is the time between refreshes.
+func (r PolicyRanger) PollInterval() time.Duration {
+	if r.PollIntervalMS > 0 {
+		return time.Duration(r.PollIntervalMS) * time.Millisecond
+	}
+	return time.Duration(r.PollIntervalSecs) * time.Second
 }
 
 // Audit is where audit records go.
@@ -165,6 +197,8 @@ type Audit struct {
 // Admin is the HTTP admin address (/metrics, /healthz, /readyz, POST /refresh).
 type Admin struct {
 	Addr string `toml:"addr"` // "" = off
+	// AllowRemote permits an admin.addr that is not a loopback address.
+	AllowRemote bool `toml:"allow-remote"`
 }
 
 // Log configures the process log.
@@ -201,10 +235,15 @@ func Default() *Config {
 			HashAlgo:         "sha256",
 			File:             PolicyFile{PollIntervalMS: 1000},
 			Ranger: PolicyRanger{
-				URL:              "http://127.0.0.1:6080",
-				AdminUser:        "admin",
-				TimeoutSecs:      5,
-				PollIntervalSecs: 10,
+				URL:                   "http://127.0.0.1:6080",
+				AdminUser:             "admin",
+				TimeoutSecs:           5,
+				PollIntervalSecs:      10,
+				DownloadTags:          true,
+				DownloadRoles:         true,
+				DownloadUserStore:     true,
+				BreakerFailures:       3,
+				BreakerMaxBackoffSecs: 300,
 			},
 		},
 		Audit: Audit{Path: "-"},
@@ -230,6 +269,12 @@ func Load(path string, environ []string) (*Config, error) {
 		sort.Strings(keys)
 		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(keys, ", "))
 	}
+	if md.IsDefined("policy", "ranger", "admin-password") && c.Policy.Ranger.AdminPassword != "" {
+		// A secret in a file that is copied, versioned and shown in reviews
+		// is a leak waiting to happen; the environment or a file of its own
+		// (with its own permissions) are the two ways in.
+		return nil, fmt.Errorf("%s: policy.ranger.admin-password: a password written in the config file is refused; set PGRANGER_POLICY__RANGER__ADMIN_PASSWORD or policy.ranger.admin-password-file", path)
+	}
 	c.Path = path
 	if err := ApplyEnv(c, environ); err != nil {
 		return nil, err
@@ -243,7 +288,8 @@ func Load(path string, environ []string) (*Config, error) {
 
 func (c *Config) resolvePaths(base string) {
 	for _, p := range []*string{&c.Listen.TLSCert, &c.Listen.TLSKey, &c.Policy.File.Policies, &c.Policy.File.Tags,
-		&c.Policy.File.Roles, &c.Policy.File.UserStore, &c.Policy.Ranger.CacheDir} {
+		&c.Policy.File.Roles, &c.Policy.File.UserStore, &c.Policy.Ranger.CacheDir, &c.Policy.Ranger.AdminPasswordFile,
+		&c.Policy.Ranger.CAFile, &c.Policy.Ranger.ClientCert, &c.Policy.Ranger.ClientKey} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}
@@ -333,7 +379,7 @@ func (c *Config) Validate() error {
 		}
 		positive("policy.file.poll-interval-ms", c.Policy.File.PollIntervalMS)
 	case "ranger":
-		bad("policy.source", `"ranger" is not available in this build yet; use "file"`)
+		c.validateRanger(bad)
 	default:
 		bad("policy.source", "unknown source %q (want file or ranger)", c.Policy.Source)
 	}
@@ -360,6 +406,11 @@ func (c *Config) Validate() error {
 		bad("policy.allow-ddl", "DDL through pgranger is not available in this build yet")
 	}
 	checkAddr("admin.addr", c.Admin.Addr, true)
+	if c.Admin.Addr != "" && !c.Admin.AllowRemote {
+		if host, _, err := net.SplitHostPort(c.Admin.Addr); err == nil && !IsLoopbackHost(host) {
+			bad("admin.addr", "%q is not a loopback address; /metrics and POST /refresh would be reachable from other hosts: set admin.allow-remote = true to allow that", c.Admin.Addr)
+		}
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -371,6 +422,66 @@ func (c *Config) Validate() error {
 		bad("log.format", "unknown format %q (want text or json)", c.Log.Format)
 	}
 	return errors.Join(errs...)
+}
+
+func (c *Config) validateRanger(bad func(key, format string, args ...any)) {
+	r := c.Policy.Ranger
+	urls := r.URLs()
+	if len(urls) == 0 {
+		bad("policy.ranger.url", "must name at least one Ranger Admin URL when policy.source = \"ranger\"")
+	}
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			bad("policy.ranger.url", "%q: %v", raw, err)
+		case u.Scheme != "http" && u.Scheme != "https":
+			bad("policy.ranger.url", "%q: must be an http:// or https:// URL", raw)
+		case u.Host == "":
+			bad("policy.ranger.url", "%q: has no host", raw)
+		case u.User != nil:
+			bad("policy.ranger.url", "%q: must not carry credentials; use policy.ranger.admin-user and the password variable or file", u.Redacted())
+		case u.RawQuery != "" || u.Fragment != "":
+			bad("policy.ranger.url", "%q: must be a base URL without query or fragment", raw)
+		}
+	}
+	if r.AdminUser == "" {
+		bad("policy.ranger.admin-user", "must be set (the user Ranger's secure download endpoints authenticate)")
+	}
+	switch {
+	case r.AdminPassword != "" && r.AdminPasswordFile != "":
+		bad("policy.ranger.admin-password-file", "set either PGRANGER_POLICY__RANGER__ADMIN_PASSWORD or admin-password-file, not both")
+	case r.AdminPassword == "" && r.AdminPasswordFile == "":
+		bad("policy.ranger.admin-password", "no password: set PGRANGER_POLICY__RANGER__ADMIN_PASSWORD or policy.ranger.admin-password-file")
+	}
+	positive := func(key string, v int) {
+		if v <= 0 {
+			bad(key, "must be greater than 0, got %d", v)
+		}
+	}
+	positive("policy.ranger.timeout-secs", r.TimeoutSecs)
+	positive("policy.ranger.poll-interval-secs", r.PollIntervalSecs)
+	if r.PollIntervalMS < 0 {
+		bad("policy.ranger.poll-interval-ms", "must be 0 (use poll-interval-secs) or positive, got %d", r.PollIntervalMS)
+	}
+	if (r.ClientCert == "") != (r.ClientKey == "") {
+		bad("policy.ranger.client-cert", "client-cert and client-key must be set together")
+	}
+	positive("policy.ranger.breaker-failures", r.BreakerFailures)
+	positive("policy.ranger.breaker-max-backoff-secs", r.BreakerMaxBackoffSecs)
+	if poll := r.PollInterval(); c.Policy.CacheTTLSecs > 0 && poll > 0 && time.Duration(c.Policy.CacheTTLSecs)*time.Second <= poll {
+		bad("policy.cache-ttl-secs", "%d s is not longer than the Ranger poll interval (%s): policies would expire between two refreshes", c.Policy.CacheTTLSecs, poll)
+	}
+}
+
+// IsLoopbackHost reports whether host (from host:port) can only be reached
+// from this machine: "localhost" or a loopback IP. "" (all interfaces) is not.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 func splitList(s string) []string {

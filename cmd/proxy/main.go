@@ -26,7 +26,6 @@ import (
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/pgwire"
 	"github.com/pgranger/pgranger/policy"
-	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -127,39 +126,22 @@ func serve(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	src := ranger.NewFileSource(ranger.FilePaths{
-		Policies:  cfg.Policy.File.Policies,
-		Tags:      cfg.Policy.File.Tags,
-		Roles:     cfg.Policy.File.Roles,
-		UserStore: cfg.Policy.File.UserStore,
-	})
 	holder := &policyHolder{
-		opts:   policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
-		ttl:    time.Duration(cfg.Policy.CacheTTLSecs) * time.Second,
-		status: src.Status,
-		log:    log,
+		opts: policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
+		ttl:  time.Duration(cfg.Policy.CacheTTLSecs) * time.Second,
+		log:  log,
 	}
-	var lastErr string
-	onError := func(err error) {
-		// Loud, but once per distinct problem rather than once per poll.
-		if err.Error() != lastErr {
-			log.Error("policy files rejected; the last good policies stay in force until policy.cache-ttl-secs passes, then governed statements are denied", "err", err)
-			lastErr = err.Error()
-		}
+	// policy.source = "file" or "ranger" (sources.go): loaded before the
+	// proxy listens, refreshed in the background; queries only read holder.
+	policies, err := startPolicySource(ctx, cfg, holder, log)
+	if err != nil {
+		log.Error("policy source", "err", err)
+		return 1
 	}
-	onBundle := func(b *ranger.Bundle) {
-		if err := holder.install(b); err != nil {
-			onError(err)
-			return
-		}
-		lastErr = ""
+	if _, err := startAdmin(ctx, cfg, holder, policies, log); err != nil {
+		log.Error("admin.addr", "err", err)
+		return 1
 	}
-	if b, err := src.Check(); err != nil {
-		onError(err)
-	} else if b != nil {
-		onBundle(b)
-	}
-	go src.Run(ctx, time.Duration(cfg.Policy.File.PollIntervalMS)*time.Millisecond, onBundle, onError)
 
 	rw := sqlrewrite.New(sqlrewrite.Options{
 		MaxStatementBytes: cfg.Listen.MaxStatementBytes,

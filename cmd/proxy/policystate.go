@@ -15,6 +15,10 @@ import (
 // the per-statement question "which engine, and can it be trusted?"
 // without locks: the engine and its generation sit behind one atomic
 // pointer, and staleness is a time comparison.
+//
+// It works the same for every source: the source installs bundles, may
+// clear them (Ranger: the service no longer exists), and reports through
+// status() when it last succeeded.
 type policyHolder struct {
 	opts   policy.Options
 	ttl    time.Duration
@@ -23,41 +27,129 @@ type policyHolder struct {
 
 	cur atomic.Pointer[loadedEngine]
 	gen atomic.Uint64
+	// rejectedAt is set when the source delivered a bundle the engine
+	// rejected, and cleared by the next accepted one. The engine in force
+	// was last confirmed then, whatever the source says about later
+	// checks of the same (rejected) documents, so it ages from there.
+	// A source that already stops renewing its freshness for rejected
+	// documents (Ranger's: they are downloaded again and a 304 to the
+	// version in force confirms it) sets sourceAgesRejections.
+	rejectedAt           atomic.Pointer[time.Time]
+	sourceAgesRejections bool
 }
 
 type loadedEngine struct {
-	engine     *policy.Engine
+	engine     *policy.Engine // nil after clear
 	generation uint64
+	versions   bundleVersions
+	cleared    string // why there is no engine (set by clear)
+	at         time.Time
+}
+
+// bundleVersions are the versions of the documents in force (-1 = none).
+type bundleVersions struct {
+	Policy, Tag, Role, UserStore int64
+}
+
+func versionsOf(b *ranger.Bundle) bundleVersions {
+	v := bundleVersions{-1, -1, -1, -1}
+	if b.Policies != nil {
+		v.Policy = b.Policies.PolicyVersion
+	}
+	if b.Tags != nil {
+		v.Tag = b.Tags.TagVersion
+	}
+	if b.Roles != nil {
+		v.Role = b.Roles.RoleVersion
+	}
+	if b.UserStore != nil {
+		v.UserStore = b.UserStore.UserStoreVersion
+	}
+	return v
 }
 
 // install builds an engine from b; a bundle the engine rejects counts as a
-// failed load (the previous engine stays, and ages toward the TTL).
+// failed load (the previous engine stays, and ages toward the TTL from the
+// moment of the rejection).
 func (h *policyHolder) install(b *ranger.Bundle) error {
 	eng, err := policy.NewEngine(b, h.opts)
 	if err != nil {
+		if !h.sourceAgesRejections {
+			now := time.Now()
+			h.rejectedAt.CompareAndSwap(nil, &now)
+		}
 		return err
 	}
-	le := &loadedEngine{engine: eng, generation: h.gen.Add(1)}
+	le := &loadedEngine{engine: eng, generation: h.gen.Add(1), versions: versionsOf(b), at: time.Now()}
 	h.cur.Store(le)
-	h.log.Info("policies loaded", "service", eng.ServiceName(), "policyVersion", eng.PolicyVersion(), "generation", le.generation)
+	h.rejectedAt.Store(nil)
+	h.log.Info("policies loaded", "service", eng.ServiceName(), "policyVersion", eng.PolicyVersion(),
+		"tagVersion", le.versions.Tag, "roleVersion", le.versions.Role, "userStoreVersion", le.versions.UserStore, "generation", le.generation)
 	return nil
+}
+
+// clear drops the engine: every governed statement is denied with reason
+// until a bundle is installed again. The generation changes too, so no
+// rewrite cached under the dropped engine can be served.
+func (h *policyHolder) clear(reason string) {
+	if le := h.cur.Load(); le != nil && le.engine == nil && le.cleared == reason {
+		return
+	}
+	h.cur.Store(&loadedEngine{generation: h.gen.Add(1), versions: bundleVersions{-1, -1, -1, -1}, cleared: reason, at: time.Now()})
+	h.log.Warn("policies dropped; governed statements are denied", "reason", reason)
+}
+
+// lastSuccess is the time the engine in force was last confirmed.
+func (h *policyHolder) lastSuccess() time.Time {
+	last, _ := h.status()
+	if r := h.rejectedAt.Load(); r != nil && r.Before(last) {
+		last = *r
+	}
+	return last
 }
 
 // PolicyState implements pgwire.PolicyProvider.
 func (h *policyHolder) PolicyState() sqlrewrite.PolicyState {
 	le := h.cur.Load()
-	if le == nil {
-		_, err := h.status()
+	if le == nil || le.engine == nil {
 		reason := "no policy bundle has been loaded"
-		if err != nil {
+		switch _, err := h.status(); {
+		case le != nil && le.cleared != "":
+			reason = le.cleared
+		case err != nil:
 			reason = "no policy bundle has been loaded: " + err.Error()
 		}
-		return sqlrewrite.PolicyState{Unavailable: reason}
+		st := sqlrewrite.PolicyState{Unavailable: reason}
+		if le != nil {
+			st.Generation = le.generation
+		}
+		return st
 	}
 	st := sqlrewrite.PolicyState{Engine: le.engine, Generation: le.generation}
-	last, _ := h.status()
-	if age := time.Since(last); age > h.ttl {
+	if age := time.Since(h.lastSuccess()); age > h.ttl {
 		st.Unavailable = fmt.Sprintf("the last successful policy load was %s ago, more than policy.cache-ttl-secs=%d", age.Round(time.Second), int(h.ttl/time.Second))
 	}
 	return st
+}
+
+// holderStatus is the holder's view for the admin endpoint and metrics.
+type holderStatus struct {
+	Available   bool
+	Reason      string // why not available
+	Generation  uint64
+	Versions    bundleVersions
+	LastSuccess time.Time // zero when nothing is in force
+}
+
+func (h *policyHolder) snapshot() holderStatus {
+	st := h.PolicyState()
+	out := holderStatus{Available: st.Engine != nil && st.Unavailable == "", Reason: st.Unavailable, Generation: st.Generation,
+		Versions: bundleVersions{-1, -1, -1, -1}}
+	if le := h.cur.Load(); le != nil {
+		out.Versions = le.versions
+		if le.engine != nil {
+			out.LastSuccess = h.lastSuccess()
+		}
+	}
+	return out
 }

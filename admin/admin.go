@@ -1,0 +1,169 @@
+// Package admin serves pgranger's admin HTTP endpoint (admin.addr):
+//
+//	GET  /metrics   Prometheus metrics (client_golang)
+//	GET  /healthz   the process is up
+//	GET  /readyz    policies are loaded and fresh (200), or why not (503)
+//	POST /refresh   fetch policies now; answers with the versions it got
+//
+// It is reachable from loopback only unless admin.allow-remote is set.
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pgranger/pgranger/ranger"
+)
+
+// PolicyStatus is the state of the policies in force.
+type PolicyStatus struct {
+	Source     string // "file" or "ranger"
+	Available  bool   // loaded and younger than the TTL
+	Reason     string // why not available
+	Generation uint64
+	// Versions of the documents in force (-1 = none).
+	PolicyVersion, TagVersion, RoleVersion, UserStoreVersion int64
+	LastSuccess                                              time.Time // when the source last confirmed them (zero = none in force)
+	TTL                                                      time.Duration
+}
+
+// RefreshFunc fetches policies now. It returns a JSON-encodable report and
+// whether every document was obtained.
+type RefreshFunc func(ctx context.Context) (report any, ok bool, err error)
+
+// Options configure the admin server.
+type Options struct {
+	Addr        string
+	AllowRemote bool // serve clients that are not on loopback
+	Log         *slog.Logger
+	Policy      func() PolicyStatus        // required
+	Ranger      func() ranger.SourceStatus // nil unless policy.source = "ranger"
+	Refresh     RefreshFunc                // nil: POST /refresh answers 501
+	// RefreshTimeout bounds POST /refresh (default 30 s).
+	RefreshTimeout time.Duration
+	// Collectors are registered next to pgranger's own.
+	Collectors []prometheus.Collector
+}
+
+// Server is a running admin endpoint.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Start listens on opts.Addr and serves until ctx ends.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	h, err := NewHandler(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	go s.srv.Serve(ln)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.srv.Shutdown(sctx)
+	}()
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// NewHandler builds the admin handler and its metrics registry.
+func NewHandler(opts Options) (http.Handler, error) {
+	if opts.Policy == nil {
+		return nil, errors.New("admin: no policy status")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.RefreshTimeout <= 0 {
+		opts.RefreshTimeout = 30 * time.Second
+	}
+	reg := prometheus.NewRegistry()
+	cs := append([]prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&policyCollector{policy: opts.Policy, ranger: opts.Ranger},
+	}, opts.Collectors...)
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("admin: metrics: %w", err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogErrorLog{opts.Log}}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		st := opts.Policy()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !st.Available {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: policies are unavailable (%s)\n", st.Reason)
+			return
+		}
+		fmt.Fprintf(w, "ready: policyVersion %d from %s, confirmed %s ago\n", st.PolicyVersion, st.Source, time.Since(st.LastSuccess).Round(time.Millisecond))
+	})
+	mux.HandleFunc("POST /refresh", func(w http.ResponseWriter, r *http.Request) {
+		if opts.Refresh == nil {
+			http.Error(w, "this policy source cannot be refreshed on demand", http.StatusNotImplemented)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), opts.RefreshTimeout)
+		defer cancel()
+		report, ok, err := opts.Refresh(ctx)
+		if err != nil {
+			http.Error(w, "refresh: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if !ok {
+			// The round ran but Ranger (or the files) did not deliver.
+			w.WriteHeader(http.StatusBadGateway)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(report)
+	})
+	var h http.Handler = mux
+	if !opts.AllowRemote {
+		h = loopbackOnly(mux)
+	}
+	return h, nil
+}
+
+// loopbackOnly refuses clients that are not on this machine, whatever
+// address the server was bound to.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			http.Error(w, "the admin endpoint serves loopback clients only (admin.allow-remote)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type slogErrorLog struct{ log *slog.Logger }
+
+func (l slogErrorLog) Println(v ...any) { l.log.Error("admin: metrics", "err", fmt.Sprint(v...)) }
