@@ -20,7 +20,9 @@
 //     dropped but returned as Unmappable, so the caller can restrict the
 //     column.
 //   - Values ${{...}} in masks and filters are returned verbatim; the SQL
-//     layer expands them with proper quoting.
+//     layer expands them with proper quoting. For that it learns the
+//     resource's tags from TagsOf, and the current tag (Ranger's TAG) of a
+//     tag policy's result from Mask.CurrentTag and RowFilter.Tags.
 //   - Validity-schedule recurrences are read in the schedule's time zone
 //     (Ranger uses the plugin JVM's).
 //

@@ -39,12 +39,32 @@ type Mask struct {
 	PolicyID    int64
 	Tag         string // tag type when the mask came from a tag policy
 	Unmappable  bool   // tag mask with a component prefix other than "hive:" (caller restricts the column)
+	// CurrentTag is the tag the deciding tag policy was evaluated for
+	// (Ranger's current tag: TAG in the mask's expressions); nil when a
+	// resource policy decided. Its Type is Tag.
+	CurrentTag *Tag
 }
 
 // RowFilter is the set of row filters that apply to a table for a subject.
 type RowFilter struct {
 	Exprs     []string // filter expressions to AND together (resource filter, plus tag filters); empty = no filter
 	PolicyIDs []int64
+	// Tags is parallel to Exprs: the tag a tag policy's filter was
+	// evaluated for (Ranger's current tag: TAG in the filter's
+	// expressions), nil for a resource policy's filter.
+	Tags []*Tag
+}
+
+// Tag is a tag that applies to a requested resource (Ranger's
+// RangerTagForEval): a ServiceTags tag attached to the resource, to its
+// table or to its database.
+type Tag struct {
+	Type       string
+	Attributes map[string]string // never nil
+	// MatchType is how the tagged resource relates to the requested one:
+	// SELF, SELF_AND_ALL_DESCENDANTS, or ANCESTOR (the tag is on the
+	// table or database of the requested column or table).
+	MatchType string
 }
 
 // Options tune evaluation choices Ranger leaves open.
@@ -75,6 +95,8 @@ type Engine struct {
 	tags      *tagStore
 	roles     *roleStore
 	userStore *ranger.RangerUserStore
+
+	timeline timeline // when schedules may change decisions (epoch.go)
 }
 
 // NewEngine compiles a bundle. An error means the bundle cannot be
@@ -122,6 +144,7 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 	if e.auditMode == "" {
 		e.auditMode = ranger.AuditModeDefault
 	}
+	e.timeline = newTimeline(b)
 
 	var tagPolicies []ranger.RangerPolicy
 	if tp := sp.TagPolicies; tp != nil && len(tp.Policies) > 0 {
@@ -547,6 +570,27 @@ func (e *Engine) Mask(s *Subject, r Resource, at time.Time) Mask {
 func (e *Engine) RowFilter(s *Subject, r Resource, at time.Time) RowFilter {
 	r.Column = ""
 	return e.evalRowFilter(e.prepare(s, "select", at, e.hiveResource(r), nil, false))
+}
+
+// TagsOf returns the tags that apply to r for a select request at the
+// given time, as Mask (r.Column set) and RowFilter (r.Column "") see them:
+// a tag on the resource itself, on its table or on its database, inside
+// its validityPeriods. They come in stored order (ServiceTags
+// serviceResources order, then resourceToTagIds order); a tag attached to
+// several matching resources appears once per match type. nil without
+// ServiceTags. The result is the caller's to keep.
+func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
+	if e.tags == nil {
+		return nil
+	}
+	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
+	tags := append([]*reqTag(nil), rq.tags...)
+	sort.SliceStable(tags, func(i, j int) bool { return tags[i].order < tags[j].order })
+	out := make([]Tag, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, *t.export())
+	}
+	return out
 }
 
 // AccessRequest is Access for a Request.

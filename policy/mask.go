@@ -177,6 +177,7 @@ func (e *Engine) buildMask(c filterCand, info *ranger.RangerPolicyItemDataMaskIn
 	typ := strings.TrimSpace(info.DataMaskType)
 	if c.tag != nil {
 		m.Tag = c.tag.typ
+		m.CurrentTag = c.tag.export()
 		if strings.HasPrefix(typ, e.componentPrefix) {
 			typ = typ[len(e.componentPrefix):]
 		} else if strings.Contains(typ, ":") {

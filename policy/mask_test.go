@@ -133,10 +133,20 @@ func TestMasks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := e.Mask(tc.s, tc.r, t0); got != tc.want {
+			got := e.Mask(tc.s, tc.r, t0)
+			cur := got.CurrentTag
+			got.CurrentTag = nil
+			if got != tc.want {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
+			// A tag policy's mask names the tag it was evaluated for.
+			if (cur != nil) != (tc.want.Tag != "") || cur != nil && cur.Type != tc.want.Tag {
+				t.Errorf("current tag %+v, want one of type %q", cur, tc.want.Tag)
+			}
 		})
+	}
+	if m := e.Mask(subj("ann"), res("sales", "secrets", "anything"), t0); m.CurrentTag == nil || m.CurrentTag.MatchType != "ANCESTOR" {
+		t.Errorf("a table's tag on a column request matches as ANCESTOR: %+v", m.CurrentTag)
 	}
 
 	re := tagEngine(t, Options{MaskPrecedence: "resource"})
@@ -157,16 +167,16 @@ func TestRowFilters(t *testing.T) {
 		want RowFilter
 	}{
 		{"resource and tag filters ANDed", subj("carl"), res("sales", "customers", ""),
-			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}}},
+			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}, Tags: []*Tag{nil, &Tag{Type: "EU", Attributes: map[string]string{}, MatchType: "SELF"}}}},
 		{"first matching item", subj("ann"), res("sales", "customers", ""),
-			RowFilter{Exprs: []string{"owner = current_user", "region = 'EU'"}, PolicyIDs: []int64{900, 700}}},
+			RowFilter{Exprs: []string{"owner = current_user", "region = 'EU'"}, PolicyIDs: []int64{900, 700}, Tags: []*Tag{nil, &Tag{Type: "EU", Attributes: map[string]string{}, MatchType: "SELF"}}}},
 		{"item without filterExpr decides nothing", subj("boss"), res("sales", "customers", ""),
-			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}}},
+			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}, Tags: []*Tag{nil, &Tag{Type: "EU", Attributes: map[string]string{}, MatchType: "SELF"}}}},
 		{"column ignored", subj("carl"), res("sales", "customers", "ssn"),
-			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}}},
+			RowFilter{Exprs: []string{"store_id in (1, 2)", "region = 'EU'"}, PolicyIDs: []int64{900, 700}, Tags: []*Tag{nil, &Tag{Type: "EU", Attributes: map[string]string{}, MatchType: "SELF"}}}},
 		{"no filter", subj("carl"), res("sales", "orders", ""), RowFilter{}},
 		{"an item with an unknown condition shows no rows", subj("carl"), res("sales", "leads", ""),
-			RowFilter{Exprs: []string{"false"}, PolicyIDs: []int64{898}}},
+			RowFilter{Exprs: []string{"false"}, PolicyIDs: []int64{898}, Tags: []*Tag{nil}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

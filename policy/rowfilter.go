@@ -1,6 +1,9 @@
 package policy
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // evalRowFilter returns the filters for a table.
 //
@@ -12,7 +15,8 @@ import "sort"
 // tag. pgranger ANDs every decided filter: the resource filter first, then
 // the tag filters in the tags' stored order. (Ranger keeps only the first
 // decision; a filter that might be dropped is a filter that might leak, so
-// pgranger applies them all.)
+// pgranger applies them all.) Each filter comes with the tag it was
+// evaluated for (RowFilter.Tags), which ${{TAG…}} in it reads.
 func (e *Engine) evalRowFilter(rq *evalReq) RowFilter {
 	var out RowFilter
 	if e.IsSuperUser(rq.subj) {
@@ -35,8 +39,18 @@ func (e *Engine) evalRowFilter(rq *evalReq) RowFilter {
 	type key struct {
 		id   int64
 		expr string
+		tag  string
 	}
 	seen := map[key]bool{}
+	add := func(c filterCand, expr string) {
+		var tag *Tag
+		if c.tag != nil {
+			tag = c.tag.export()
+		}
+		out.Exprs = append(out.Exprs, expr)
+		out.PolicyIDs = append(out.PolicyIDs, c.p.id)
+		out.Tags = append(out.Tags, tag)
+	}
 	for _, c := range cands {
 		if c.tag == nil && decidedRes || c.tag != nil && decidedTag[c.tag] {
 			continue
@@ -49,8 +63,7 @@ func (e *Engine) evalRowFilter(rq *evalReq) RowFilter {
 		if doubt {
 			// Under doubt no row is shown: a filter that might apply is
 			// applied as the most restrictive one.
-			out.Exprs = append(out.Exprs, "false")
-			out.PolicyIDs = append(out.PolicyIDs, c.p.id)
+			add(c, "false")
 			continue
 		}
 		if item == nil || !item.hasFilter {
@@ -61,13 +74,18 @@ func (e *Engine) evalRowFilter(rq *evalReq) RowFilter {
 		} else {
 			decidedTag[c.tag] = true
 		}
-		k := key{c.p.id, item.filterExpr}
+		// One policy's filter applies once. An expression with ${{…}}
+		// may read the current tag (TAG), so it applies once per
+		// distinct tag.
+		k := key{id: c.p.id, expr: item.filterExpr}
+		if c.tag != nil && strings.Contains(item.filterExpr, "${{") {
+			k.tag = c.tag.key()
+		}
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		out.Exprs = append(out.Exprs, item.filterExpr)
-		out.PolicyIDs = append(out.PolicyIDs, c.p.id)
+		add(c, item.filterExpr)
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/pgranger/pgranger/ranger"
@@ -121,6 +123,36 @@ func (ts *tagStore) find(rq *evalReq) []*reqTag {
 		}
 	}
 	return out
+}
+
+// export copies the tag for callers outside the package.
+func (t *reqTag) export() *Tag {
+	attrs := make(map[string]string, len(t.attrs))
+	for k, v := range t.attrs {
+		attrs[k] = v
+	}
+	return &Tag{Type: t.typ, Attributes: attrs, MatchType: t.mt.String()}
+}
+
+// key identifies what an expression evaluated for the tag can see: its
+// type, match type and attributes.
+func (t *reqTag) key() string {
+	var b strings.Builder
+	b.WriteString(t.typ)
+	b.WriteByte(0)
+	b.WriteString(t.mt.String())
+	keys := make([]string, 0, len(t.attrs))
+	for k := range t.attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte(1)
+		b.WriteString(t.attrs[k])
+	}
+	return b.String()
 }
 
 func scheduleApplies(ss []*schedule, at time.Time) bool {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pgranger/pgranger/policy"
 )
 
 // Ranger expressions ${{…}} in row filters and CUSTOM masks (FORMATS §6.6)
@@ -17,11 +19,14 @@ import (
 // each expression as JavaScript. pgranger embeds no script engine: it
 // parses the expression forms Ranger's macros and variables produce — a
 // small, side-effect-free subset of JavaScript (literals, USER / UGNAMES /
-// URNAMES / UG / UGA, the ctx methods behind the macros, . and [] access,
-// a few string and array methods, ! && || ?: == != === !== < > <= >= +,
-// and Ranger's [[x]] / [[x,'sep']] split shorthand) — and evaluates it
-// against the session's identity. Anything outside the subset, any tag
-// macro (pgranger does not look up a table's tags at the SQL layer), a
+// URNAMES / UG / UGA, TAGS / TAGNAMES / TAG, REQ / RES, the ctx methods
+// behind the macros, . and [] access, a few string and array methods,
+// ! && || ?: == != === !== < > <= >= +, and Ranger's [[x]] / [[x,'sep']]
+// split shorthand) — and evaluates it against the session's identity, the
+// resource the filter or mask is for and that resource's tags. Anything
+// outside the subset, anything that would make a rewrite depend on the
+// client or the clock (REQ.clientIPAddress, REQ.accessTime,
+// IS_ACCESS_TIME_…: rewrites are cached per statement and identity), a
 // missing attribute and a value that cannot be made safe deny the table.
 //
 // Ranger pastes the value in as raw text; pgranger substitutes it as data:
@@ -32,7 +37,7 @@ import (
 // made safe (a quoted identifier, a comment, a dollar-quoted string) makes
 // the expression unusable, and the caller denies the table.
 
-// exprEnv is the identity an expression is evaluated for: what Ranger's
+// exprEnv is what an expression is evaluated against: what Ranger's
 // script context (RangerRequestScriptEvaluator) offers.
 type exprEnv struct {
 	user       string
@@ -40,10 +45,28 @@ type exprEnv struct {
 	groups     []string                     // UGNAMES: sorted, unique
 	groupAttrs map[string]map[string]string // UG: per group, plus _name
 	roles      []string                     // URNAMES: sorted, unique
+
+	// resource is the request's resource (RES, REQ.resource): database,
+	// table, column (masks only) and _ownerUser (when the owner is known).
+	resource map[string]string
+	what     string // the resource for messages: "table sales.orders", "column sales.orders.ssn"
+	// tags are the resource's tags in stored order (TAGS, TAGNAMES, the
+	// tag macros); tag is the current tag (TAG): the tag of the tag policy
+	// the expression belongs to, nil for a resource policy.
+	tags []policy.Tag
+	tag  *policy.Tag
 }
 
-// exprEnv builds the expression context of the session's subject.
-func (r *stmtRewriter) exprEnv() *exprEnv {
+// exprScope says what an expression is evaluated for: the Ranger resource
+// (the table for a row filter, the column for a mask) and the tag of the
+// tag policy it comes from (nil for a resource policy).
+type exprScope struct {
+	res policy.Resource
+	tag *policy.Tag
+}
+
+// exprEnv builds the expression context of the session's subject for sc.
+func (r *stmtRewriter) exprEnv(sc exprScope) *exprEnv {
 	subj := r.sess.Subject
 	env := &exprEnv{
 		user:       subj.User,
@@ -51,6 +74,8 @@ func (r *stmtRewriter) exprEnv() *exprEnv {
 		groups:     sortedUnique(subj.Groups),
 		groupAttrs: map[string]map[string]string{},
 		roles:      sortedUnique(r.roles()),
+		resource:   map[string]string{},
+		tag:        sc.tag,
 	}
 	var ga map[string]map[string]string
 	if eng := r.env.Policy.Engine; eng != nil {
@@ -58,6 +83,9 @@ func (r *stmtRewriter) exprEnv() *exprEnv {
 			env.attrs[k] = v
 		}
 		ga = eng.GroupAttributes(subj)
+		if sc.res.Table != "" {
+			env.tags = eng.TagsOf(subj, sc.res, r.env.Now)
+		}
 	} else {
 		for k, v := range subj.Attributes {
 			env.attrs[k] = v
@@ -72,7 +100,29 @@ func (r *stmtRewriter) exprEnv() *exprEnv {
 		attrs["_name"] = g
 		env.groupAttrs[g] = attrs
 	}
+	env.setResource(sc.res)
 	return env
+}
+
+// setResource fills RES from a Ranger resource.
+func (env *exprEnv) setResource(res policy.Resource) {
+	env.resource = map[string]string{}
+	parts := []string{}
+	for _, kv := range [][2]string{{"database", res.Database}, {"table", res.Table}, {"column", res.Column}} {
+		if kv[1] != "" {
+			env.resource[kv[0]] = kv[1]
+			parts = append(parts, kv[1])
+		}
+	}
+	if res.Owner != "" {
+		env.resource["_ownerUser"] = res.Owner
+	}
+	switch {
+	case res.Column != "":
+		env.what = "column " + strings.Join(parts, ".")
+	case len(parts) > 0:
+		env.what = "table " + strings.Join(parts, ".")
+	}
 }
 
 // lexical states of the expression text around a macro.
@@ -83,11 +133,11 @@ const (
 	lexOther // quoted identifier, comment, dollar quote: no safe substitution
 )
 
-func (r *stmtRewriter) expandMacros(text string) (string, *Error) {
+func (r *stmtRewriter) expandMacros(text string, sc exprScope) (string, *Error) {
 	if !strings.Contains(text, "${{") {
 		return text, nil
 	}
-	return expandExprs(text, r.exprEnv())
+	return expandExprs(text, r.exprEnv(sc))
 }
 
 // expandExprs substitutes every ${{…}} of text, tracking whether it stands
@@ -229,6 +279,10 @@ type jsVal struct {
 	missing string
 	// missingKey names what an absent property of an object stands for.
 	missingKey func(key string) string
+	// deniedKey, when it returns an error, makes reading an absent
+	// property of an object an error rather than a missing value: a
+	// field Ranger has that pgranger cannot offer (REQ.clientIPAddress).
+	deniedKey func(key string) error
 }
 
 type listVal struct {
@@ -822,19 +876,42 @@ var macros = map[string]macro{
 	"IS_IN_ANY_ROLE":        {method: "isInAnyRole", called: true},
 	"IS_NOT_IN_ANY_GROUP":   {method: "isInAnyGroup", called: true, negate: true},
 	"IS_NOT_IN_ANY_ROLE":    {method: "isInAnyRole", called: true, negate: true},
+	"GET_TAG_NAMES":         {method: "tagNames"},
+	"GET_TAG_NAMES_Q":       {method: "tagNamesQ"},
+	"GET_TAG_ATTR_NAMES":    {method: "tagAttrNames"},
+	"GET_TAG_ATTR_NAMES_Q":  {method: "tagAttrNamesQ"},
+	"GET_TAG_ATTR":          {method: "tagAttr"},
+	"GET_TAG_ATTR_Q":        {method: "tagAttrQ"},
+	"GET_TAG_ATTR_CSV":      {method: "tagAttrCsv"},
+	"GET_TAG_ATTR_Q_CSV":    {method: "tagAttrCsvQ"},
+	"TAG_ATTR_NAMES_CSV":    {method: "tagAttrNamesCsv", called: true},
+	"TAG_ATTR_NAMES_Q_CSV":  {method: "tagAttrNamesCsvQ", called: true},
+	"TAG_NAMES_CSV":         {method: "tagNamesCsv", called: true},
+	"TAG_NAMES_Q_CSV":       {method: "tagNamesCsvQ", called: true},
+	"HAS_TAG":               {method: "hasTag"},
+	"HAS_ANY_TAG":           {method: "hasAnyTag", called: true},
+	"HAS_NO_TAG":            {method: "hasAnyTag", called: true, negate: true},
+	"HAS_TAG_ATTR":          {method: "hasTagAttr"},
 }
 
-// tagNames are Ranger's tag variables and macros. A row filter or mask is
-// evaluated per table, and the SQL layer does not know the table's tags.
-var tagNames = map[string]bool{
-	"TAG": true, "TAGS": true, "TAGNAMES": true, "tag": true, "tagAttr": true,
-	"GET_TAG_NAMES": true, "GET_TAG_NAMES_Q": true, "GET_TAG_ATTR_NAMES": true, "GET_TAG_ATTR_NAMES_Q": true,
-	"GET_TAG_ATTR": true, "GET_TAG_ATTR_Q": true, "GET_TAG_ATTR_CSV": true, "GET_TAG_ATTR_Q_CSV": true,
-	"TAG_ATTR_NAMES_CSV": true, "TAG_ATTR_NAMES_Q_CSV": true, "TAG_NAMES_CSV": true, "TAG_NAMES_Q_CSV": true,
-	"HAS_TAG": true, "HAS_ANY_TAG": true, "HAS_NO_TAG": true, "HAS_TAG_ATTR": true,
+// reqUnavailable are the fields of Ranger's REQ that pgranger does not
+// offer, and why. A rewrite is cached per statement text, identity,
+// database, search_path, policy generation and catalog version: a value
+// that changes with the client or the clock would be frozen into the
+// cached rewrite, so such fields deny the table instead of being guessed.
+var reqUnavailable = map[string]string{
+	"accessTime":         "a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the time of access",
+	"clientIPAddress":    "a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the client's address",
+	"remoteIPAddress":    "a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the client's address",
+	"forwardedAddresses": "a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the client's address",
+	"sessionId":          "a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the session",
+	"action":             "pgranger has no Hive operation name for a statement",
+	"clientType":         "pgranger has no Hive client type",
+	"clusterName":        "pgranger has no cluster name",
+	"clusterType":        "pgranger has no cluster type",
+	"requestData":        "the statement text is not offered to row filters and masks",
+	"context":            "the request context is not offered to row filters and masks",
 }
-
-const tagUnsupported = "tag expressions are not available in row filters and masks: pgranger does not look up a table's tags at the SQL layer"
 
 func (p *exprParser) name(id string) (exprNode, error) {
 	switch id {
@@ -846,15 +923,14 @@ func (p *exprParser) name(id string) (exprNode, error) {
 		return litNode{jsVal{kind: jsNull}}, nil
 	case "undefined":
 		return litNode{jsUndefined}, nil
-	case "USER", "UGNAMES", "URNAMES", "UG", "UGA", "ctx":
+	case "USER", "UGNAMES", "URNAMES", "UG", "UGA", "ctx", "TAGS", "TAGNAMES", "TAG", "tagAttr", "REQ", "RES":
 		return varNode(id), nil
-	case "REQ", "RES", "_ctx":
-		return nil, fmt.Errorf("%s is not supported in pgranger's expressions", id)
+	case "_ctx":
+		return nil, fmt.Errorf("_ctx is not supported in pgranger's expressions; use REQ, RES, TAGS, TAG, …")
+	case "tag":
+		return nil, fmt.Errorf("tag (Ranger's Java tag object) is not supported in pgranger's expressions; use TAG")
 	case "IS_ACCESS_TIME_AFTER", "IS_ACCESS_TIME_BEFORE", "IS_ACCESS_TIME_BETWEEN":
 		return nil, fmt.Errorf("%s is not supported in row filters and masks (a rewrite is cached, so it cannot depend on the time)", id)
-	}
-	if tagNames[id] {
-		return nil, fmt.Errorf("%s: %s", id, tagUnsupported)
 	}
 	m, ok := macros[id]
 	if !ok {
@@ -923,41 +999,152 @@ func (n varNode) eval(ev *exprEval) (jsVal, error) {
 	env := ev.env
 	switch n {
 	case "USER":
-		return strMapObj(env.attrs, func(k string) string { return fmt.Sprintf("attribute %q of user %q", k, env.user) }), nil
+		return env.userObj(), nil
 	case "UGNAMES":
 		return jsVal{kind: jsArr, arr: env.groups}, nil
 	case "URNAMES":
 		return jsVal{kind: jsArr, arr: env.roles}, nil
 	case "UG":
-		obj := map[string]jsVal{}
-		for g, attrs := range env.groupAttrs {
-			obj[g] = strMapObj(attrs, func(k string) string { return fmt.Sprintf("attribute %q of group %q", k, g) })
-		}
-		return jsVal{kind: jsObj, obj: obj, missingKey: func(k string) string { return fmt.Sprintf("group %q of user %q", k, env.user) }}, nil
+		return env.ugObj(), nil
 	case "UGA":
-		// RangerRequestScriptEvaluator.UserGroupsAttributes: over the
-		// sorted groups, sVal holds each attribute's first value, mVal all
-		// its values.
-		sVal, mVal := map[string]jsVal{}, map[string]jsVal{}
-		for _, g := range env.groups {
-			for _, k := range sortedKeys(env.groupAttrs[g]) {
-				v := env.groupAttrs[g][k]
-				if _, ok := sVal[k]; !ok {
-					sVal[k] = jsString(v)
-				}
-				cur := mVal[k]
-				mVal[k] = jsVal{kind: jsArr, arr: append(cur.arr, v)}
-			}
-		}
-		miss := func(k string) string { return fmt.Sprintf("group attribute %q of user %q", k, env.user) }
-		return jsVal{kind: jsObj, obj: map[string]jsVal{
-			"sVal": {kind: jsObj, obj: sVal, missingKey: miss},
-			"mVal": {kind: jsObj, obj: mVal, missingKey: miss},
-		}}, nil
+		return env.ugaObj(), nil
 	case "ctx":
 		return jsVal{kind: jsCtx}, nil
+	case "TAGS":
+		return env.tagsObj(), nil
+	case "TAGNAMES":
+		return jsVal{kind: jsArr, arr: env.tagNames()}, nil
+	case "TAG", "tagAttr":
+		if env.tag == nil {
+			return jsVal{}, env.noCurrentTag(string(n))
+		}
+		if n == "tagAttr" {
+			return strMapObj(env.tag.Attributes, func(k string) string {
+				return fmt.Sprintf("attribute %q of tag %s", k, env.tag.Type)
+			}), nil
+		}
+		return env.tagObj(*env.tag), nil
+	case "REQ":
+		return env.reqObj(), nil
+	case "RES":
+		return env.resObj(), nil
 	}
 	return jsVal{}, fmt.Errorf("%s is not supported", string(n))
+}
+
+// userObj is USER: the user's attributes plus _name.
+func (env *exprEnv) userObj() jsVal {
+	return strMapObj(env.attrs, func(k string) string { return fmt.Sprintf("attribute %q of user %q", k, env.user) })
+}
+
+// ugObj is UG: {group: {attr: value, _name: group}}.
+func (env *exprEnv) ugObj() jsVal {
+	obj := map[string]jsVal{}
+	for g, attrs := range env.groupAttrs {
+		obj[g] = strMapObj(attrs, func(k string) string { return fmt.Sprintf("attribute %q of group %q", k, g) })
+	}
+	return jsVal{kind: jsObj, obj: obj, missingKey: func(k string) string { return fmt.Sprintf("group %q of user %q", k, env.user) }}
+}
+
+// ugaObj is UGA (RangerRequestScriptEvaluator.UserGroupsAttributes): over
+// the sorted groups, sVal holds each attribute's first value, mVal all
+// its values.
+func (env *exprEnv) ugaObj() jsVal {
+	sVal, mVal := map[string]jsVal{}, map[string]jsVal{}
+	for _, g := range env.groups {
+		for _, k := range sortedKeys(env.groupAttrs[g]) {
+			v := env.groupAttrs[g][k]
+			if _, ok := sVal[k]; !ok {
+				sVal[k] = jsString(v)
+			}
+			cur := mVal[k]
+			mVal[k] = jsVal{kind: jsArr, arr: append(cur.arr, v)}
+		}
+	}
+	miss := func(k string) string { return fmt.Sprintf("group attribute %q of user %q", k, env.user) }
+	return jsVal{kind: jsObj, obj: map[string]jsVal{
+		"sVal": {kind: jsObj, obj: sVal, missingKey: miss},
+		"mVal": {kind: jsObj, obj: mVal, missingKey: miss},
+	}}
+}
+
+// noCurrentTag is the error for TAG in an expression that no tag policy
+// holds. Ranger gives an empty object there, so TAG.x is "" and TAG is
+// truthy; a filter built on that is not what its author meant.
+func (env *exprEnv) noCurrentTag(name string) error {
+	return fmt.Errorf("%s is undefined: the expression belongs to a resource policy, not a tag policy, so there is no current tag (use TAGS, HAS_TAG or GET_TAG_ATTR for the tags of the %s)", name, env.what)
+}
+
+// tagObj is one tag as Ranger's script sees it: its attributes plus
+// _type and _matchType.
+func (env *exprEnv) tagObj(t policy.Tag) jsVal {
+	obj := strMapObj(t.Attributes, func(k string) string { return fmt.Sprintf("attribute %q of tag %s", k, t.Type) })
+	obj.obj["_type"] = jsString(t.Type)
+	obj.obj["_matchType"] = jsString(t.MatchType)
+	return obj
+}
+
+// tagsObj is TAGS: {type: tag}. Of several tags of one type the first in
+// stored order is used (Ranger keeps one of them, in no defined order).
+func (env *exprEnv) tagsObj() jsVal {
+	obj := map[string]jsVal{}
+	for _, t := range env.tags {
+		if _, ok := obj[t.Type]; !ok {
+			obj[t.Type] = env.tagObj(t)
+		}
+	}
+	return jsVal{kind: jsObj, obj: obj, missingKey: func(k string) string { return fmt.Sprintf("tag %q of the %s", k, env.what) }}
+}
+
+// tagNames is TAGNAMES: the tag types, sorted and unique.
+func (env *exprEnv) tagNames() []string {
+	names := make([]string, 0, len(env.tags))
+	for _, t := range env.tags {
+		names = append(names, t.Type)
+	}
+	return sortedUnique(names)
+}
+
+// firstTag is the first tag of a type in stored order.
+func (env *exprEnv) firstTag(typ string) *policy.Tag {
+	for i := range env.tags {
+		if env.tags[i].Type == typ {
+			return &env.tags[i]
+		}
+	}
+	return nil
+}
+
+// resObj is RES (REQ.resource): database, table, column and _ownerUser.
+func (env *exprEnv) resObj() jsVal {
+	return strMapObj(env.resource, func(k string) string {
+		if k == "column" {
+			return fmt.Sprintf("resource element column of the %s (a row filter is evaluated for a table, not a column)", env.what)
+		}
+		return fmt.Sprintf("resource element %q of the %s", k, env.what)
+	})
+}
+
+// reqObj is REQ: the fields of Ranger's request that are the same for
+// every execution of a cached rewrite. The others deny (reqUnavailable).
+func (env *exprEnv) reqObj() jsVal {
+	return jsVal{kind: jsObj, obj: map[string]jsVal{
+		"accessType":            jsString("select"),
+		"user":                  jsString(env.user),
+		"userGroups":            {kind: jsArr, arr: env.groups},
+		"userRoles":             {kind: jsArr, arr: env.roles},
+		"userAttributes":        env.userObj(),
+		"userGroupAttributes":   env.ugObj(),
+		"uga":                   env.ugaObj(),
+		"resource":              env.resObj(),
+		"resourceMatchingScope": jsString("SELF"),
+	}, missingKey: func(k string) string { return fmt.Sprintf("request field %q", k) },
+		deniedKey: func(k string) error {
+			if why, ok := reqUnavailable[k]; ok {
+				return fmt.Errorf("REQ.%s is not available: %s", k, why)
+			}
+			return nil
+		}}
 }
 
 // strMapObj makes an object of string values; missing names what an
@@ -975,6 +1162,11 @@ func property(v jsVal, key string) (jsVal, error) {
 	case jsObj:
 		if p, ok := v.obj[key]; ok {
 			return p, nil
+		}
+		if v.deniedKey != nil {
+			if err := v.deniedKey(key); err != nil {
+				return jsVal{}, err
+			}
 		}
 		what := fmt.Sprintf("property %q", key)
 		if v.missingKey != nil {
@@ -1533,6 +1725,92 @@ func (ev *exprEval) ctxCall(method string, args []jsVal) (jsVal, error) {
 			return missingVal(fmt.Sprintf("attribute %q of the groups of user %q", x, env.user)), nil
 		}
 		return csv(vals, rest, quoted)
+	case "tagAttr", "tagAttrQ", "tagAttrCsv", "tagAttrCsvQ":
+		// RangerRequestScriptEvaluator.getTagAttr: the attribute's values
+		// over every tag of the resource, sorted.
+		x, err := one()
+		if err != nil {
+			return jsVal{}, err
+		}
+		var vals []string
+		for _, t := range env.tags {
+			if v, ok := t.Attributes[x]; ok {
+				vals = append(vals, v)
+			}
+		}
+		sort.Strings(vals)
+		quoted := strings.HasSuffix(method, "Q")
+		rest := args[1:]
+		if strings.Contains(method, "Csv") {
+			rest = nil
+		}
+		if la, err := parseListArgs(rest, quoted); err != nil {
+			return jsVal{}, err
+		} else if len(vals) == 0 && !la.hasDef {
+			// As for a user attribute: no value and no default makes
+			// the filter unusable.
+			return missingVal(fmt.Sprintf("attribute %q of the tags of the %s", x, env.what)), nil
+		}
+		return csv(vals, rest, quoted)
+	case "hasTag":
+		x, err := one()
+		if err != nil {
+			return jsVal{}, err
+		}
+		return jsBoolean(env.firstTag(x) != nil), nil
+	case "hasAnyTag":
+		return jsBoolean(len(env.tags) > 0), nil
+	case "hasTagAttr":
+		x, err := one()
+		if err != nil {
+			return jsVal{}, err
+		}
+		for _, t := range env.tags {
+			if _, ok := t.Attributes[x]; ok {
+				return jsTrue, nil
+			}
+		}
+		return jsFalse, nil
+	case "getCurrentTagType":
+		if env.tag == nil {
+			return jsVal{}, env.noCurrentTag("ctx.getCurrentTagType()")
+		}
+		return jsString(env.tag.Type), nil
+	case "getAttributeValue":
+		// (attr): the current tag's attribute; (type, attr): the first
+		// tag of that type's.
+		switch len(args) {
+		case 1:
+			x, err := one()
+			if err != nil {
+				return jsVal{}, err
+			}
+			if env.tag == nil {
+				return jsVal{}, env.noCurrentTag("ctx.getAttributeValue('" + x + "')")
+			}
+			if v, ok := env.tag.Attributes[x]; ok {
+				return jsString(v), nil
+			}
+			return missingVal(fmt.Sprintf("attribute %q of tag %s", x, env.tag.Type)), nil
+		case 2:
+			typ, err := args[0].str()
+			if err != nil {
+				return jsVal{}, err
+			}
+			x, err := args[1].str()
+			if err != nil {
+				return jsVal{}, err
+			}
+			if t := env.firstTag(typ); t != nil {
+				if v, ok := t.Attributes[x]; ok {
+					return jsString(v), nil
+				}
+			}
+			return missingVal(fmt.Sprintf("attribute %q of tag %s of the %s", x, typ, env.what)), nil
+		}
+		return jsVal{}, fmt.Errorf("ctx.getAttributeValue takes one or two arguments")
+	case "isAccessedBefore", "isAccessedAfter", "isAccessTimeAfter", "isAccessTimeBefore", "isAccessTimeBetween", "getAccessTime":
+		return jsVal{}, fmt.Errorf("ctx.%s is not supported in row filters and masks (a rewrite is cached, so it cannot depend on the time)", method)
 	}
 	var values []string
 	base := strings.TrimSuffix(strings.TrimSuffix(method, "Q"), "Csv")
@@ -1558,11 +1836,21 @@ func (ev *exprEval) ctxCall(method string, args []jsVal) (jsVal, error) {
 			}
 		}
 		sort.Strings(values)
-	default:
-		if strings.HasPrefix(method, "tag") || strings.HasPrefix(method, "hasTag") || method == "hasAnyTag" ||
-			strings.HasPrefix(method, "isAccessed") || method == "getCurrentTag" || method == "getAllTagTypes" {
-			return jsVal{}, fmt.Errorf("ctx.%s: %s", method, tagUnsupported)
+	case "tagNames":
+		values = env.tagNames()
+	case "tagAttrNames":
+		// The union of the tags' attribute names, sorted (_type and
+		// _matchType are not attributes).
+		var names []string
+		for _, t := range env.tags {
+			for k := range t.Attributes {
+				if k != "_type" && k != "_matchType" {
+					names = append(names, k)
+				}
+			}
 		}
+		values = sortedUnique(names)
+	default:
 		return jsVal{}, fmt.Errorf("ctx.%s is not supported", method)
 	}
 	quoted := strings.HasSuffix(method, "Q")

@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"strings"
 	"testing"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -182,11 +183,9 @@ func TestExpandExprsDenies(t *testing.T) {
 		{`g IN (${{GET_UG_NAMES_Q(null, '')}})`, `separator`},
 		{`g IN (${{GET_UG_NAMES_Q(null, ',', '"')}})`, `cannot be made safe`},
 		{`${{USER}}`, `object`},
-		{`${{HAS_TAG('PII')}}`, `tag expressions are not available`},
-		{`${{TAG.level}}`, `tag expressions are not available`},
-		{`${{GET_TAG_NAMES_Q()}}`, `tag expressions are not available`},
-		{`${{ctx.tagNamesCsv()}}`, `tag expressions are not available`},
-		{`${{REQ.user}}`, `not supported`},
+		{`${{TAG.level}}`, `TAG is undefined: the expression belongs to a resource policy`},
+		{`${{ctx.tagNamesCsv()}}`, `unquoted list can only be used inside a string literal`},
+		{`${{REQ.clientIPAddress}}`, `REQ.clientIPAddress is not available`},
 		{`${{IS_ACCESS_TIME_AFTER('2020/01/01')}}`, `not supported`},
 		{`${{NOPE}}`, `not a known variable or macro`},
 		{`${{USER.region; drop table x}}`, `not supported`},
@@ -274,7 +273,7 @@ func TestExpandMacrosFromEngine(t *testing.T) {
 	}
 	subj := &policy.Subject{User: "bob", Groups: []string{"emea", "analysts"}, Roles: []string{"analyst"}, Attributes: map[string]string{"region": "US"}}
 	r := &stmtRewriter{rw: New(Options{}), env: &Env{Policy: PolicyState{Engine: eng, Generation: 1}}, sess: &Session{Subject: subj}}
-	got, e := r.expandMacros(`region = ${{USER.region}} AND site = '${{USER.site}}' AND dept IN (${{GET_UG_ATTR_Q('dept')}}) AND r IN (${{UR_NAMES_Q_CSV}}) AND g = '${{UG_NAMES_CSV}}'`)
+	got, e := r.expandMacros(`region = ${{USER.region}} AND site = '${{USER.site}}' AND dept IN (${{GET_UG_ATTR_Q('dept')}}) AND r IN (${{UR_NAMES_Q_CSV}}) AND g = '${{UG_NAMES_CSV}}'`, exprScope{})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -284,7 +283,268 @@ func TestExpandMacrosFromEngine(t *testing.T) {
 	}
 	// Without an engine only the identity's own attributes exist.
 	r.env.Policy.Engine = nil
-	if got, e := r.expandMacros(`s = ${{USER.site}}`); e == nil {
+	if got, e := r.expandMacros(`s = ${{USER.site}}`, exprScope{}); e == nil {
 		t.Errorf("without the user store USER.site should be missing, got %s", got)
+	}
+}
+
+// tagEnv is macroEnv for a CUSTOM mask on sales.customers.ssn that a tag
+// policy for the column's PII tag holds: the column's own PII tag, its
+// table's REGION and PII tags and its database's FIN tag.
+func tagEnv() *exprEnv {
+	env := macroEnv()
+	env.setResource(policy.Resource{Database: "sales", Table: "customers", Column: "ssn", Owner: "postgres"})
+	env.tags = []policy.Tag{
+		{Type: "PII", Attributes: map[string]string{"level": "high", "evil": "x' OR '1'='1"}, MatchType: "SELF"},
+		{Type: "REGION", Attributes: map[string]string{"region": "EU"}, MatchType: "ANCESTOR"},
+		{Type: "PII", Attributes: map[string]string{"level": "low"}, MatchType: "ANCESTOR"},
+		{Type: "FIN", Attributes: map[string]string{}, MatchType: "ANCESTOR"},
+	}
+	env.tag = &env.tags[0]
+	return env
+}
+
+func TestExpandExprsTagsAndRequest(t *testing.T) {
+	cases := []struct{ in, want string }{
+		// Tag variables.
+		{`'${{TAGNAMES}}'`, `'FIN,PII,REGION'`},
+		{`n = ${{TAGNAMES.length}}`, `n = 3`},
+		{`${{TAGNAMES.includes('REGION')}}`, `true`},
+		{`l = ${{TAGS.PII.level}}`, `l = 'high'`}, // the first PII tag in stored order
+		{`r = ${{TAGS['REGION'].region}}`, `r = 'EU'`},
+		{`m = ${{TAGS.REGION._matchType}}`, `m = 'ANCESTOR'`},
+		{`t = ${{TAGS.FIN._type}}`, `t = 'FIN'`},
+		{`${{TAGS.NOPE == null}}`, `true`},
+		{`x = ${{TAGS.NOPE ? 1 : 0}}`, `x = 0`},
+		{`l = ${{TAG.level}}`, `l = 'high'`},
+		{`l = '${{TAG.level}}'`, `l = 'high'`},
+		{`t = ${{TAG._type}}`, `t = 'PII'`},
+		{`m = ${{TAG._matchType}}`, `m = 'SELF'`},
+		{`l = ${{tagAttr.level}}`, `l = 'high'`},
+		{`x = ${{TAG.nope || 'none'}}`, `x = 'none'`},
+		{`e = '${{TAG.evil}}'`, `e = 'x'' OR ''1''=''1'`},
+		{`e = ${{TAG.evil}}`, `e = 'x'' OR ''1''=''1'`},
+
+		// Tag macros.
+		{`${{HAS_TAG('PII')}}`, `true`},
+		{`${{HAS_TAG('pii')}}`, `false`}, // tag types are case-sensitive
+		{`${{HAS_ANY_TAG}}`, `true`},
+		{`${{HAS_NO_TAG}}`, `false`},
+		{`${{HAS_TAG_ATTR('region')}}`, `true`},
+		{`${{HAS_TAG_ATTR('_type')}}`, `false`},
+		{`'${{GET_TAG_NAMES()}}'`, `'FIN,PII,REGION'`},
+		{`'${{GET_TAG_NAMES(null, null)}}'`, `'FINPIIREGION'`},
+		{`t IN (${{GET_TAG_NAMES_Q()}})`, `t IN ('FIN','PII','REGION')`},
+		{`'${{TAG_NAMES_CSV}}'`, `'FIN,PII,REGION'`},
+		{`t IN (${{TAG_NAMES_Q_CSV}})`, `t IN ('FIN','PII','REGION')`},
+		{`'${{GET_TAG_ATTR('level')}}'`, `'high,low'`}, // every tag's value, sorted
+		{`'${{GET_TAG_ATTR('level', 'none', '|')}}'`, `'high|low'`},
+		{`l IN (${{GET_TAG_ATTR_Q('level')}})`, `l IN ('high','low')`},
+		{`'${{GET_TAG_ATTR_CSV('level')}}'`, `'high,low'`},
+		{`l IN (${{GET_TAG_ATTR_Q_CSV('level')}})`, `l IN ('high','low')`},
+		{`'${{GET_TAG_ATTR('nope', 'none')}}'`, `'none'`},
+		{`l IN (${{GET_TAG_ATTR_Q('nope', 'none')}})`, `l IN ('none')`},
+		{`e IN (${{GET_TAG_ATTR_Q('evil')}})`, `e IN ('x'' OR ''1''=''1')`},
+		{`'${{GET_TAG_ATTR_NAMES()}}'`, `'evil,level,region'`},
+		{`k IN (${{GET_TAG_ATTR_NAMES_Q()}})`, `k IN ('evil','level','region')`},
+		{`'${{TAG_ATTR_NAMES_CSV}}'`, `'evil,level,region'`},
+		{`k IN (${{TAG_ATTR_NAMES_Q_CSV}})`, `k IN ('evil','level','region')`},
+		{`${{HAS_TAG('PII') && !HAS_TAG('SECRET') ? 'ok' : 'no'}}`, `'ok'`},
+		{`t = ${{ctx.getCurrentTagType()}}`, `t = 'PII'`},
+		{`l = ${{ctx.getAttributeValue('level')}}`, `l = 'high'`},
+		{`r = ${{ctx.getAttributeValue('REGION', 'region')}}`, `r = 'EU'`},
+		{`${{ctx.hasTag('FIN')}}`, `true`},
+
+		// The request.
+		{`a = ${{REQ.accessType}}`, `a = 'select'`},
+		{`u = ${{REQ.user}}`, `u = 'bob'`},
+		{`'${{REQ.userGroups}}'`, `'analysts,emea'`},
+		{`${{REQ.userRoles.includes('reader')}}`, `true`},
+		{`r = ${{REQ.userAttributes.region}}`, `r = 'US'`},
+		{`d = ${{REQ.userGroupAttributes.emea.dept}}`, `d = 'PROD'`},
+		{`d = ${{REQ.uga.sVal.dept}}`, `d = 'ENGG'`},
+		{`s = ${{REQ.resourceMatchingScope}}`, `s = 'SELF'`},
+		{`t = ${{REQ.resource.table}}`, `t = 'customers'`},
+		{`c = ${{RES.column}}`, `c = 'ssn'`},
+		{`n = ${{RES.database + '.' + RES['table']}}`, `n = 'sales.customers'`},
+		{`o = ${{RES._ownerUser}}`, `o = 'postgres'`},
+		{`x = ${{REQ.nope || 'none'}}`, `x = 'none'`},
+	}
+	env := tagEnv()
+	for _, c := range cases {
+		got, err := expandExprs(c.in, env)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got  %s\n want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// A resource without tags: lists are empty and defaults apply.
+func TestExpandExprsNoTags(t *testing.T) {
+	env := macroEnv()
+	env.setResource(policy.Resource{Database: "sales", Table: "orders"})
+	cases := []struct{ in, want string }{
+		{`${{HAS_ANY_TAG}}`, `false`},
+		{`${{HAS_NO_TAG}}`, `true`},
+		{`${{HAS_TAG('PII')}}`, `false`},
+		{`${{HAS_TAG_ATTR('level')}}`, `false`},
+		{`t IN (${{TAG_NAMES_Q_CSV}})`, `t IN (NULL)`},
+		{`t = '${{TAG_NAMES_CSV}}'`, `t = ''`},
+		{`t = '${{TAGNAMES}}'`, `t = ''`},
+		{`t = '${{GET_TAG_NAMES('none')}}'`, `t = 'none'`},
+		{`t IN (${{GET_TAG_NAMES_Q('none')}})`, `t IN ('none')`},
+		{`l IN (${{GET_TAG_ATTR_Q('level', 'none')}})`, `l IN ('none')`},
+		{`k IN (${{TAG_ATTR_NAMES_Q_CSV}})`, `k IN (NULL)`},
+		{`x = ${{TAGS.PII ? 1 : 0}}`, `x = 0`},
+		{`t = ${{RES.table}}`, `t = 'orders'`},
+	}
+	for _, c := range cases {
+		got, err := expandExprs(c.in, env)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %s (%v), want %s", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestExpandExprsTagsAndRequestDeny(t *testing.T) {
+	tagged := tagEnv()
+	// A row filter of a resource policy on the table: no current tag, no
+	// column.
+	table := macroEnv()
+	table.setResource(policy.Resource{Database: "sales", Table: "customers"})
+	table.tags = tagged.tags[1:3]
+	cases := []struct {
+		env     *exprEnv
+		in, why string
+	}{
+		{tagged, `${{TAGS.NOPE.level}}`, `tag "NOPE" of the column sales.customers.ssn is missing`},
+		{tagged, `${{TAG.nope}}`, `attribute "nope" of tag PII is missing`},
+		{tagged, `${{TAG.nope == 'x'}}`, `attribute "nope" of tag PII is missing`},
+		{tagged, `${{TAGS.FIN.level}}`, `attribute "level" of tag FIN is missing`},
+		{tagged, `l IN (${{GET_TAG_ATTR_Q('nope')}})`, `attribute "nope" of the tags of the column sales.customers.ssn is missing`},
+		{tagged, `l = '${{GET_TAG_ATTR_CSV('nope')}}'`, `attribute "nope" of the tags of the column sales.customers.ssn is missing`},
+		{tagged, `${{ctx.getAttributeValue('nope')}}`, `attribute "nope" of tag PII is missing`},
+		{tagged, `${{ctx.getAttributeValue('NOPE', 'x')}}`, `attribute "x" of tag NOPE`},
+		{tagged, `t IN (${{TAG_NAMES_CSV}})`, `unquoted list can only be used inside a string literal`},
+		{tagged, `t IN (${{GET_TAG_ATTR('level')}})`, `unquoted list can only be used inside a string literal`},
+		{tagged, `t = '${{TAG_NAMES_Q_CSV}}'`, `quoted list cannot be used inside a string literal`},
+		{tagged, `${{TAG}}`, `object`},
+		{tagged, `${{TAGS}}`, `object`},
+		{tagged, `${{HAS_TAG}}`, `needs arguments`},
+		{tagged, `${{HAS_ANY_TAG()}}`, `takes no arguments`},
+		{tagged, `${{tag.type}}`, `use TAG`},
+		{tagged, `${{_ctx.request.user}}`, `not supported`},
+		{tagged, `${{ctx.isAccessedBefore('expiry')}}`, `cannot depend on the time`},
+		{tagged, `${{ctx.getAllTagTypes()}}`, `not supported`},
+		{tagged, `${{REQ.clientIPAddress}}`, `REQ.clientIPAddress is not available: a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the client's address`},
+		{tagged, `${{REQ.clientIPAddress || '10.0.0.1'}}`, `REQ.clientIPAddress is not available`},
+		{tagged, `${{REQ['accessTime'] > 0}}`, `REQ.accessTime is not available: a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the time of access`},
+		{tagged, `${{REQ.remoteIPAddress}}`, `client's address`},
+		{tagged, `${{REQ.forwardedAddresses}}`, `client's address`},
+		{tagged, `${{REQ.clusterName}}`, `no cluster name`},
+		{tagged, `${{REQ.action}}`, `REQ.action is not available`},
+		{tagged, `${{REQ.requestData}}`, `REQ.requestData is not available`},
+		{tagged, `${{REQ.nope}}`, `request field "nope" is missing`},
+		{tagged, `${{REQ}}`, `object`},
+		{tagged, `${{RES}}`, `object`},
+		{table, `${{TAG.level}}`, `TAG is undefined: the expression belongs to a resource policy, not a tag policy, so there is no current tag (use TAGS, HAS_TAG or GET_TAG_ATTR for the tags of the table sales.customers)`},
+		{table, `${{TAG ? 'a' : 'b'}}`, `TAG is undefined`},
+		{table, `${{tagAttr.level}}`, `tagAttr is undefined`},
+		{table, `${{ctx.getCurrentTagType()}}`, `is undefined`},
+		{table, `${{ctx.getAttributeValue('level')}}`, `is undefined`},
+		{table, `c = ${{RES.column}}`, `resource element column of the table sales.customers (a row filter is evaluated for a table, not a column) is missing`},
+		{macroEnv(), `o = ${{RES._ownerUser}}`, `resource element "_ownerUser"`},
+	}
+	for _, c := range cases {
+		got, err := expandExprs(c.in, c.env)
+		if err == nil {
+			t.Errorf("%s: expanded to %s, want a denial (%s)", c.in, got, c.why)
+			continue
+		}
+		if !strings.Contains(err.Message, c.why) {
+			t.Errorf("%s: %s, want it to mention %q", c.in, err.Message, c.why)
+		}
+	}
+}
+
+// Hostile tag attribute values stay one string constant, like user
+// attributes.
+func TestExpandExprsTagInjection(t *testing.T) {
+	hostile := []string{`x' OR '1'='1`, `x'); DROP TABLE t; --`, `\' OR 1=1 --`, `$$ OR true $$`, `*/ OR true /*`}
+	templates := []string{
+		`region = '${{TAG.v}}'`, `region = ${{TAG.v}}`, `region = E'${{TAGS.PII.v}}'`,
+		`region IN (${{GET_TAG_ATTR_Q('v')}})`, `region = '${{GET_TAG_ATTR('v')}}'`, `region = E${{tagAttr.v}}`,
+		`region IN (${{GET_TAG_ATTR_Q('v')}}) AND region NOT IN (${{GET_TAG_NAMES_Q()}})`,
+	}
+	for _, h := range hostile {
+		env := tagEnv()
+		env.tags = []policy.Tag{{Type: h, Attributes: map[string]string{"v": h}, MatchType: "SELF"}, {Type: "PII", Attributes: map[string]string{"v": h}, MatchType: "SELF"}}
+		env.tag = &env.tags[0]
+		for _, tmpl := range templates {
+			out, err := expandExprs(tmpl, env)
+			if err != nil {
+				t.Errorf("%q with %q: %v", tmpl, h, err)
+				continue
+			}
+			tree, perr := pg.Parse("SELECT " + out)
+			if perr != nil {
+				t.Errorf("%q with %q: %s does not parse: %v", tmpl, h, out, perr)
+				continue
+			}
+			if len(tree.Stmts) != 1 || len(tree.Stmts[0].Stmt.GetSelectStmt().GetTargetList()) != 1 {
+				t.Errorf("%q with %q: %s is more than one expression", tmpl, h, out)
+				continue
+			}
+			found := false
+			walkNodes(tree.Stmts[0].Stmt, func(n *pg.Node) bool {
+				if c := n.GetAConst(); c != nil && c.GetSval() != nil && strings.Contains(c.GetSval().Sval, h) {
+					found = true
+				}
+				return true
+			})
+			if !found {
+				t.Errorf("%q with %q: %s does not keep the value as one string", tmpl, h, out)
+			}
+		}
+	}
+}
+
+// The tags come from the engine: TagsOf for the resource the expression is
+// evaluated for, and the current tag from the scope.
+func TestExpandMacrosTagsFromEngine(t *testing.T) {
+	st, err := ranger.ParseServiceTags([]byte(`{"serviceName": "svc", "tagVersion": 1,
+	 "tags": {"1": {"type": "PII", "attributes": {"level": "high"}}, "2": {"type": "REGION", "attributes": {"region": "EU"}}},
+	 "serviceResources": [
+	   {"id": 10, "resourceElements": {"database": {"values": ["sales"]}, "table": {"values": ["customers"]}, "column": {"values": ["ssn"]}}},
+	   {"id": 11, "resourceElements": {"database": {"values": ["sales"]}, "table": {"values": ["customers"]}}}],
+	 "resourceToTagIds": {"10": [1], "11": [2]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := policy.NewEngine(&ranger.Bundle{Policies: &ranger.ServicePolicies{ServiceName: "svc", Policies: []ranger.RangerPolicy{}}, Tags: st}, policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := &policy.Subject{User: "bob"}
+	r := &stmtRewriter{rw: New(Options{}), env: &Env{Policy: PolicyState{Engine: eng, Generation: 1}}, sess: &Session{Subject: subj}}
+	const expr = `t IN (${{TAG_NAMES_Q_CSV}}) AND r = ${{TAGS.REGION.region}} AND m = ${{TAGS.REGION._matchType}} AND c = '${{RES.column}}'`
+	column := policy.Resource{Database: "sales", Table: "customers", Column: "ssn"}
+	got, e := r.expandMacros(expr, exprScope{res: column})
+	if want := `t IN ('PII','REGION') AND r = 'EU' AND m = 'ANCESTOR' AND c = 'ssn'`; e != nil || got != want {
+		t.Errorf("column: got %s (%v)\nwant %s", got, e, want)
+	}
+	// A table's row filter does not see its columns' tags.
+	got, e = r.expandMacros(`t IN (${{TAG_NAMES_Q_CSV}}) AND m = ${{TAGS.REGION._matchType}}`, exprScope{res: policy.Resource{Database: "sales", Table: "customers"}})
+	if want := `t IN ('REGION') AND m = 'SELF'`; e != nil || got != want {
+		t.Errorf("table: got %s (%v)\nwant %s", got, e, want)
+	}
+	tags := eng.TagsOf(subj, column, time.Time{})
+	got, e = r.expandMacros(`l = ${{TAG.level}}`, exprScope{res: column, tag: &tags[0]})
+	if want := `l = 'high'`; e != nil || got != want {
+		t.Errorf("current tag: got %s (%v), want %s", got, e, want)
 	}
 }

@@ -16,9 +16,10 @@ import (
 // authenticated user. Relations a filter reads are qualified with the
 // session's default search_path and built-in functions with pg_catalog, so
 // a user's SET search_path cannot make a filter read a different table or
-// call a different function.
-func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation) (*pg.Node, *Error) {
-	expanded, err := r.expandMacros(text)
+// call a different function. sc is what ${{…}} expressions in text are
+// evaluated for: the Ranger resource and the current tag.
+func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprScope) (*pg.Node, *Error) {
+	expanded, err := r.expandMacros(text, sc)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -46,6 +47,8 @@ var testSubjects = map[string]*policy.Subject{
 	"carol": {User: "carol", Groups: []string{"support"}, Roles: []string{"support"}, Attributes: map[string]string{"region": "EU"}},
 	"eve":   {User: "eve", Groups: []string{"analysts"}, Attributes: map[string]string{"region": "x' OR '1'='1"}},
 	"admin": {User: "admin"},
+	"dave":  {User: "dave", Groups: []string{"analysts"}},
+	"frank": {User: "frank", Groups: []string{"analysts"}},
 }
 
 func col(name string, oid uint32, typ string) catalog.Column {
@@ -92,6 +95,12 @@ func testRelations() []*catalog.Relation {
 			col("Id", 23, "integer"), col("select", 25, "text"), col("e-mail", 25, "text")}},
 		// A child of two inheritance parents: no single policy governs it.
 		{OID: 1009, Schema: "sales", Name: "orders_multi", Kind: 'r', Owner: "postgres", Columns: orders, MultipleRoots: true},
+		// Tagged (testTags): the table REGIONAL, its column iban PII, the
+		// schema SALESDB; tag and resource policies with ${{…}}
+		// expressions (testTagPolicies, testEngine).
+		{OID: 1012, Schema: "sales", Name: "accounts", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{
+			col("id", 23, "integer"), col("owner", 25, "text"), col("region", 25, "text"), col("team", 25, "text"),
+			col("iban", 25, "text"), col("note", 25, "text")}},
 		{OID: 2001, Schema: "pg_catalog", Name: "pg_class", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("oid", 26, "oid"), col("relname", 19, "name")}},
 		{OID: 2002, Schema: "pg_catalog", Name: "pg_stats", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("attname", 19, "name")}},
 	}
@@ -158,12 +167,88 @@ func testEngine(t *testing.T) *policy.Engine {
 		},
 		PolicyItems: []ranger.RangerPolicyItem{{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Groups: []string{"support"}}},
 	})
-	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp}, policy.Options{})
+	// Test-only: a resource CUSTOM mask on sales.accounts.note reading
+	// the column's tags and the resource; for dave one using TAG, which
+	// only a tag policy has.
+	custom := func(users, groups []string, expr string) ranger.RangerDataMaskPolicyItem {
+		return ranger.RangerDataMaskPolicyItem{
+			RangerPolicyItem: ranger.RangerPolicyItem{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Users: users, Groups: groups},
+			DataMaskInfo:     &ranger.RangerPolicyItemDataMaskInfo{DataMaskType: "CUSTOM", ValueExpr: expr},
+		}
+	}
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 910, Name: "test: accounts note", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 1,
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"sales"}}, "table": {Values: []string{"accounts"}}, "column": {Values: []string{"note"}},
+		},
+		DataMaskPolicyItems: []ranger.RangerDataMaskPolicyItem{
+			custom([]string{"dave"}, nil, "${{TAG.level}}"),
+			custom(nil, []string{"public"}, "CASE WHEN ${{HAS_TAG('PII')}} THEN NULL ELSE {col} || ' [' || ${{RES.table}} || '.' || ${{RES.column}} || ': ' || '${{TAG_NAMES_CSV}}' || ']' END"),
+		},
+	})
+	tp := &ranger.TagPolicies{}
+	if err := json.Unmarshal([]byte(testTagPolicies), tp); err != nil {
+		t.Fatal(err)
+	}
+	sp.TagPolicies = tp
+	tags, err := ranger.ParseServiceTags([]byte(testTags))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp, Tags: tags}, policy.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return eng
 }
+
+// testTags tags sales.accounts (REGIONAL, with a hostile attribute), its
+// column iban (PII) and the schema sales (SALESDB, no policy: it changes
+// nothing but what expressions see).
+const testTags = `{"serviceName": "demo_hive", "tagVersion": 1,
+ "tags": {
+   "1": {"type": "REGIONAL", "attributes": {"region": "EU", "team": "finance", "motto": "x' OR '1'='1"}},
+   "2": {"type": "PII", "attributes": {"level": "high"}},
+   "3": {"type": "SALESDB", "attributes": {"steward": "sales-ops"}}
+ },
+ "serviceResources": [
+   {"id": 10, "resourceElements": {"database": {"values": ["sales"]}, "table": {"values": ["accounts"]}}},
+   {"id": 11, "resourceElements": {"database": {"values": ["sales"]}, "table": {"values": ["accounts"]}, "column": {"values": ["iban"]}}},
+   {"id": 12, "resourceElements": {"database": {"values": ["sales"]}}}
+ ],
+ "resourceToTagIds": {"10": [1], "11": [2], "12": [3]}
+}`
+
+// testTagPolicies are the tag service's row filter on REGIONAL and CUSTOM
+// mask on PII, with ${{TAG…}}, tag macros and REQ in their expressions.
+const testTagPolicies = `{"serviceName": "demo_tag", "policyVersion": 1,
+ "serviceDef": {"name": "tag", "id": 100,
+   "resources": [{"name": "tag", "level": 1, "matcher": "org.apache.ranger.plugin.resourcematcher.RangerDefaultResourceMatcher",
+                  "matcherOptions": {"wildCard": "false", "ignoreCase": "false"}}],
+   "accessTypes": [{"name": "hive:select"}],
+   "dataMaskDef": {"maskTypes": [{"name": "hive:CUSTOM"}, {"name": "hive:MASK_NONE"}], "accessTypes": [{"name": "hive:select"}],
+                   "resources": [{"name": "tag", "matcherOptions": {"wildCard": "false", "ignoreCase": "false"}}]},
+   "rowFilterDef": {"accessTypes": [{"name": "hive:select"}],
+                    "resources": [{"name": "tag", "matcherOptions": {"wildCard": "false", "ignoreCase": "false"}}]}},
+ "policies": [
+  {"id": 700, "name": "regional rows", "isEnabled": true, "policyType": 2, "resources": {"tag": {"values": ["REGIONAL"]}},
+   "rowFilterPolicyItems": [
+    {"accesses": [{"type": "hive:select", "isAllowed": true}], "users": ["bob"],
+     "rowFilterInfo": {"filterExpr": "region = ${{TAG.region}} AND team IN (${{GET_TAG_ATTR_Q('team')}}) AND ${{TAG._matchType}} = 'SELF'"}},
+    {"accesses": [{"type": "hive:select", "isAllowed": true}], "users": ["carol"],
+     "rowFilterInfo": {"filterExpr": "owner = ${{REQ.user}} AND note <> '${{TAG.motto}}' AND ${{HAS_TAG('SALESDB') && TAGS.SALESDB._matchType == 'ANCESTOR'}}"}},
+    {"accesses": [{"type": "hive:select", "isAllowed": true}], "users": ["eve"],
+     "rowFilterInfo": {"filterExpr": "region = ${{REQ.clientIPAddress}}"}},
+    {"accesses": [{"type": "hive:select", "isAllowed": true}], "users": ["frank"],
+     "rowFilterInfo": {"filterExpr": "region = ${{TAG.nope}}"}}]},
+  {"id": 600, "name": "PII by level", "isEnabled": true, "policyType": 1, "resources": {"tag": {"values": ["PII"]}},
+   "dataMaskPolicyItems": [
+    {"accesses": [{"type": "hive:select", "isAllowed": true}], "users": ["carol"],
+     "dataMaskInfo": {"dataMaskType": "hive:CUSTOM", "valueExpr": "{col} || ${{' (' + TAG._type + '/' + TAG._matchType + ')'}}"}},
+    {"accesses": [{"type": "hive:select", "isAllowed": true}], "groups": ["public"],
+     "dataMaskInfo": {"dataMaskType": "hive:CUSTOM", "valueExpr": "CASE WHEN ${{TAG.level}} = 'high' THEN substr({col}, 1, 4) || '****' ELSE {col} END"}}]}
+ ]
+}`
 
 type goldenCase struct {
 	name, user, sql string
@@ -375,5 +460,47 @@ func TestRewriteCacheKeyDefaultPath(t *testing.T) {
 	pub, sales := run("$user", "public"), run("sales")
 	if !strings.Contains(pub, "public.orders") || !strings.Contains(sales, "sales.orders") {
 		t.Errorf("default path ignored or cached across sessions:\n public: %s\n  sales: %s", pub, sales)
+	}
+}
+
+// A cached rewrite does not outlive a validity schedule: once a masking
+// policy's schedule ends, the same text for the same user is rewritten
+// again, without the mask.
+func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
+	data, err := os.ReadFile("../examples/policies/hive.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ranger.ParseServicePolicies(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sp.Policies {
+		if sp.Policies[i].ID == 10 { // orders ssn mask
+			sp.Policies[i].ValiditySchedules = []ranger.RangerValiditySchedule{{StartTime: "2026/01/01 00:00:00", EndTime: "2026/01/31 23:59:59"}}
+		}
+	}
+	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp}, policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := New(Options{})
+	subj := testSubjects["bob"]
+	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
+	at := func(now time.Time) string {
+		res := rw.Rewrite(context.Background(), &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: now}, sess, "SELECT ssn FROM sales.orders")
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		var views []string
+		for _, v := range res.Views {
+			views = append(views, v.Create)
+		}
+		return strings.Join(views, ";")
+	}
+	during := at(time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC))
+	after := at(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	if !strings.Contains(during, "regexp_replace") || strings.Contains(after, "regexp_replace") {
+		t.Errorf("the mask must apply during its schedule only:\nduring: %s\n after: %s", during, after)
 	}
 }

@@ -148,7 +148,17 @@ type cacheKey struct {
 	// defaultPath is part of the key: RESET search_path, relations in
 	// policy expressions and the qualification of catalog names follow it.
 	sql, identity, database, searchPath, defaultPath string
-	policyGen, catalogVersion                        uint64
+	policyGen, policyEpoch, catalogVersion           uint64
+}
+
+// policyEpoch changes whenever a validity schedule may switch a decision
+// (Engine.TimeEpoch); in the cache key it keeps a cached rewrite from
+// outliving a schedule.
+func policyEpoch(env *Env) uint64 {
+	if env.Policy.Engine == nil {
+		return 0
+	}
+	return env.Policy.Engine.TimeEpoch(env.Now)
 }
 
 // Rewriter is safe for concurrent use by all sessions.
@@ -187,6 +197,7 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		searchPath:     strings.Join(sess.SearchPath, "\x00"),
 		defaultPath:    strings.Join(sess.DefaultSearchPath, "\x00"),
 		policyGen:      env.Policy.Generation,
+		policyEpoch:    policyEpoch(env),
 		catalogVersion: env.Catalog.Version,
 	}
 	if env.Policy.Unavailable != "" {

@@ -67,8 +67,12 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 	}
 	if len(p.filter.Exprs) > 0 {
 		var conds []*pg.Node
-		for _, text := range p.filter.Exprs {
-			n, err := r.policyExpr(text, rel)
+		for i, text := range p.filter.Exprs {
+			sc := exprScope{res: p.resource}
+			if i < len(p.filter.Tags) {
+				sc.tag = p.filter.Tags[i]
+			}
+			n, err := r.policyExpr(text, rel, sc)
 			if err != nil {
 				r.fail(denyf("the row filter on %s.%s cannot be applied (%s): access denied for user %q", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User))
 				return
@@ -214,7 +218,9 @@ func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask
 	}
 	text := strings.ReplaceAll(m.ValueExpr, "{col}", QuoteIdent(col.Name))
 	text = strings.ReplaceAll(text, "{colType}", col.TypeName)
-	expr, err := r.policyExpr(text, ref.rel)
+	res := ref.pol.resource
+	res.Column = col.Name
+	expr, err := r.policyExpr(text, ref.rel, exprScope{res: res, tag: m.CurrentTag})
 	if err != nil {
 		return nil, denyf("custom mask on %s.%s.%s cannot be applied (%s): access denied for user %q", ref.rel.Schema, ref.rel.Name, col.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User)
 	}
