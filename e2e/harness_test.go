@@ -117,6 +117,7 @@ GRANT SELECT ON hr.directory TO pgranger_svc;
 // proxy is a running pgranger process.
 type proxy struct {
 	addr    string
+	admin   string // admin.addr (/metrics, /readyz, POST /refresh)
 	dir     string // holds pgranger.toml and policies/
 	cmd     *exec.Cmd
 	mu      sync.Mutex
@@ -127,6 +128,7 @@ type proxy struct {
 
 type proxyOptions struct {
 	policies []byte            // hive.json content; nil = the demo bundle
+	tags     []byte            // ServiceTags JSON (policy.file.tags); nil = none
 	env      map[string]string // extra PGRANGER_* overrides
 }
 
@@ -167,6 +169,11 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 	if err := os.WriteFile(filepath.Join(dir, "policies/hive.json"), doc, 0o644); err != nil {
 		return nil, err
 	}
+	if o.tags != nil {
+		if err := os.WriteFile(filepath.Join(dir, "policies/tags.json"), o.tags, 0o644); err != nil {
+			return nil, err
+		}
+	}
 	base, err := os.ReadFile(filepath.Join(repoRoot, "examples/pgranger.toml"))
 	if err != nil {
 		return nil, err
@@ -179,13 +186,21 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, exited: make(chan struct{})}
+	adminPort, err := testpg.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{addr: fmt.Sprintf("127.0.0.1:%d", port), admin: fmt.Sprintf("127.0.0.1:%d", adminPort), dir: dir, exited: make(chan struct{})}
 	cmd := exec.Command(binary, "serve", "--config", filepath.Join(dir, "pgranger.toml"))
 	cmd.Env = append(os.Environ(),
 		"PGRANGER_LISTEN__ADDR="+p.addr,
+		"PGRANGER_ADMIN__ADDR="+p.admin,
 		"PGRANGER_BACKEND__DSN="+cluster.DSN("pgranger_svc", "pgranger_svc", "demo"),
 		"PGRANGER_AUDIT__PATH="+filepath.Join(dir, "audit.jsonl"),
 	)
+	if o.tags != nil {
+		cmd.Env = append(cmd.Env, "PGRANGER_POLICY__FILE__TAGS="+filepath.Join(dir, "policies/tags.json"))
+	}
 	for k, v := range o.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,11 @@ import (
 )
 
 // The fast-path FunctionCall message would call a function by OID with no
-// SQL to check: pgranger refuses it and closes the connection (08P01).
+// SQL to check: pgranger never forwards it. It answers as PostgreSQL
+// answers a call it refuses — ErrorResponse (42501), ReadyForQuery, an
+// open transaction block aborted — and the session goes on, so libpq's
+// large-object API or JDBC's LargeObjectManager get an error, not a closed
+// connection.
 func TestFunctionCallMessageIsRefused(t *testing.T) {
 	requireCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -20,17 +25,43 @@ func TestFunctionCallMessageIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	fe := conn.Frontend()
-	fe.Send(&pgproto3.FunctionCall{Function: 1299 /* now() */, ResultFormatCode: 0})
-	if err := fe.Flush(); err != nil {
+	call := func(want byte) {
+		t.Helper()
+		fe := conn.Frontend()
+		fe.Send(&pgproto3.FunctionCall{Function: 1299 /* now() */, ResultFormatCode: 0})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatalf("want an ErrorResponse, got %v", err)
+		}
+		er, ok := msg.(*pgproto3.ErrorResponse)
+		if !ok || er.Code != "42501" || er.Severity != "ERROR" || !strings.Contains(er.Message, "fast-path function calls") {
+			t.Fatalf("got %#v, want ERROR 42501", msg)
+		}
+		msg, err = fe.Receive()
+		if rfq, ok := msg.(*pgproto3.ReadyForQuery); err != nil || !ok || rfq.TxStatus != want {
+			t.Fatalf("got %#v %v, want ReadyForQuery %q", msg, err, want)
+		}
+	}
+	call('I')
+	if _, err := conn.Exec(ctx, "SELECT 1").ReadAll(); err != nil {
+		t.Fatalf("the session must go on after a refused FunctionCall: %v", err)
+	}
+	// In a transaction block the refusal aborts it, as an error does.
+	if _, err := conn.Exec(ctx, "BEGIN").ReadAll(); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := fe.Receive()
-	if err != nil {
-		t.Fatalf("want an ErrorResponse, got %v", err)
+	call('E')
+	if _, err := conn.Exec(ctx, "SELECT 1").ReadAll(); sqlstate(err) != "25P02" {
+		t.Errorf("after a refused FunctionCall in a transaction: %v, want 25P02", err)
 	}
-	er, ok := msg.(*pgproto3.ErrorResponse)
-	if !ok || er.Code != "08P01" || er.Severity != "FATAL" {
-		t.Fatalf("got %#v, want FATAL 08P01", msg)
+	if _, err := conn.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Exec(ctx, "SELECT ssn FROM sales.orders WHERE id = 1").ReadAll()
+	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 || string(res[0].Rows[0][0]) != "xxx-xx-1111" {
+		t.Errorf("after rollback: %v %v", res, err)
 	}
 }

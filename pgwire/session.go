@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sort"
@@ -42,6 +43,9 @@ type pending struct {
 	view            string
 	createsView     bool
 	viewBeforeQuery bool
+	// locates marks the Execute of viewOIDQuery: its DataRow is the
+	// view's OID, and these the origins of its columns.
+	locates *viewOrigin
 	// setsPath: the message changes search_path; pathBefore is the path
 	// to return to if it fails.
 	setsPath   bool
@@ -155,16 +159,25 @@ func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *b
 
 // applySettings sends the client's startup settings to the backend (before
 // the session starts relaying) and records the ParameterStatus answers.
+//
+// A startup value is a setting's raw text, as in postgresql.conf, so it is
+// applied with set_config: SET name = 'a,b' would make one quoted element
+// of a list setting (search_path "a,b", where a direct connection has the
+// two schemas a, b — JDBC's currentSchema=a,b, PGOPTIONS=-c search_path=a,b).
 func (s *session) applySettings(settings [][2]string) error {
 	for _, kv := range settings {
 		if strings.EqualFold(kv[0], "search_path") {
-			res := s.rewrite("SET search_path = " + kv[1])
-			if res.Err != nil {
-				return fatalf(res.Err.Code, "%s", res.Err.Message)
+			if strings.TrimSpace(kv[1]) == "" {
+				s.paths.sent([]string{})
+			} else {
+				res := s.rewrite("SET search_path = " + kv[1])
+				if res.Err != nil {
+					return fatalf(res.Err.Code, "%s", res.Err.Message)
+				}
+				s.paths.sent(res.SearchPath)
 			}
-			s.paths.sent(res.SearchPath)
 		}
-		sql := "SET " + sqlrewrite.QuoteIdent(kv[0]) + " = " + sqlrewrite.QuoteLiteral(kv[1])
+		sql := "SELECT pg_catalog.set_config(" + sqlrewrite.QuoteLiteral(kv[0]) + ", " + sqlrewrite.QuoteLiteral(kv[1]) + ", false)"
 		if _, err := s.bc.simpleValue(sql); err != nil {
 			return fatalf(codeInvalidParameter, "%v", err)
 		}
@@ -257,6 +270,8 @@ func (s *session) clientLoop() error {
 		case 'S':
 			s.queue.push(&pending{kind: 'S'})
 			err = writeFrame(bw, typ, body)
+		case 'F':
+			err = s.functionCall()
 		case 'H', 'd', 'c', 'f':
 			err = writeFrame(bw, typ, body)
 		case 'X':
@@ -268,6 +283,23 @@ func (s *session) clientLoop() error {
 			return err
 		}
 	}
+}
+
+// functionCall refuses a fast-path FunctionCall (libpq's PQfn and its
+// large-object API, JDBC's LargeObjectManager): it calls a function by OID
+// with no statement the rewriter could check, so it never reaches the
+// backend. It is answered in place as PostgreSQL answers a call it refuses
+// — ErrorResponse, ReadyForQuery, an open transaction block aborted — by
+// sending the denial statement as a Query, and the session goes on.
+func (s *session) functionCall() error {
+	res := &sqlrewrite.Result{Err: &sqlrewrite.Error{
+		Code:    sqlrewrite.CodeInsufficientPrivilege,
+		Message: fmt.Sprintf("pgranger: fast-path function calls (FunctionCall messages, e.g. the large-object API) are not allowed through pgranger (user %q)", s.id.User),
+		Hint:    "Call the function in a SQL statement.",
+	}, Statements: []sqlrewrite.StatementInfo{{Kind: "FUNCTION CALL"}}}
+	s.audit(res)
+	s.queue.push(&pending{kind: 'Q', deny: res.Err})
+	return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
 }
 
 func (s *session) rewrite(sql string) *sqlrewrite.Result {
@@ -518,6 +550,13 @@ func (s *session) backendLoop() {
 		case 'T':
 			if head != nil && head.kind == 'D' {
 				s.queue.pop()
+			}
+			if relay {
+				s.bc.views.mapOrigins(body)
+			}
+		case 'D':
+			if head != nil && head.locates != nil {
+				s.bc.views.located(head.view, parseOIDRow(body), head.locates)
 			}
 		case 'S':
 			s.bc.noteParameter(body)

@@ -1,11 +1,15 @@
 package pgwire
 
 import (
+	"encoding/binary"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -26,6 +30,22 @@ type viewSet struct {
 	mu        sync.Mutex
 	state     map[string]viewState
 	txnFailed bool // an error was seen in the open transaction
+	// oids maps the backend OID of each view known on the connection to
+	// the columns it stands for (see mapOrigins); names finds a view's OID.
+	oids  map[uint32]*viewOrigin
+	names map[string]uint32
+}
+
+// viewOrigin is what a security-barrier view's result columns report as
+// their origin instead of the view (RowDescription's table OID and column
+// number): the governed table's column for an unmasked column, nothing
+// (0, 0) for a masked one, which is computed as it is in a wrapper
+// subquery. Clients show these (JDBC's ResultSetMetaData.getTableName,
+// isNullable; psycopg2's Column.table_oid; node-postgres' tableID), and
+// a direct connection reports the table, never pgranger's view.
+type viewOrigin struct {
+	table   uint32  // 0 when the view reads no single catalog relation
+	attnums []int16 // per view column (1-based position - 1); 0 = computed
 }
 
 type viewState int
@@ -68,6 +88,7 @@ func (vs *viewSet) created(name string) {
 func (vs *viewSet) forget(name string) {
 	vs.mu.Lock()
 	delete(vs.state, name)
+	vs.dropOID(name)
 	vs.mu.Unlock()
 }
 
@@ -75,8 +96,124 @@ func (vs *viewSet) forget(name string) {
 func (vs *viewSet) reset() {
 	vs.mu.Lock()
 	vs.state = nil
+	vs.oids, vs.names = nil, nil
 	vs.txnFailed = false
 	vs.mu.Unlock()
+}
+
+// located records the backend OID of a view (the answer to
+// viewOIDQuery) and the origins its columns stand for.
+func (vs *viewSet) located(name string, oid uint32, o *viewOrigin) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.state[name] == 0 || oid == 0 {
+		return // forgotten meanwhile
+	}
+	vs.dropOID(name)
+	if vs.oids == nil {
+		vs.oids, vs.names = map[uint32]*viewOrigin{}, map[string]uint32{}
+	}
+	vs.oids[oid], vs.names[name] = o, oid
+}
+
+func (vs *viewSet) dropOID(name string) {
+	if oid, ok := vs.names[name]; ok {
+		delete(vs.oids, oid)
+		delete(vs.names, name)
+	}
+}
+
+// mapOrigins rewrites, in place, the column origins of a RowDescription
+// body that name one of the connection's views (see viewOrigin).
+func (vs *viewSet) mapOrigins(body []byte) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if len(vs.oids) == 0 || len(body) < 2 {
+		return
+	}
+	n := int(binary.BigEndian.Uint16(body))
+	p := 2
+	for i := 0; i < n; i++ {
+		end := p
+		for end < len(body) && body[end] != 0 {
+			end++
+		}
+		p = end + 1
+		if p+18 > len(body) {
+			return // malformed: relayed as it came
+		}
+		if o, ok := vs.oids[binary.BigEndian.Uint32(body[p:])]; ok {
+			table, col := uint32(0), uint16(0)
+			if k := int(binary.BigEndian.Uint16(body[p+4:])); o.table != 0 && k >= 1 && k <= len(o.attnums) && o.attnums[k-1] > 0 {
+				table, col = o.table, uint16(o.attnums[k-1])
+			}
+			binary.BigEndian.PutUint32(body[p:], table)
+			binary.BigEndian.PutUint16(body[p+4:], col)
+		}
+		p += 18
+	}
+}
+
+// originOf works out what the columns of a view pgranger creates stand
+// for, from its CREATE statement (sqlrewrite's wrapper: one FROM item, the
+// governed relation, and one target per column of it, the bare column
+// when it is not masked).
+func originOf(create string, snap *catalog.Snapshot) *viewOrigin {
+	o := &viewOrigin{}
+	tree, err := pg.Parse(create)
+	if err != nil || len(tree.Stmts) != 1 {
+		return o
+	}
+	vs := tree.Stmts[0].GetStmt().GetViewStmt()
+	sel := vs.GetQuery().GetSelectStmt()
+	if sel == nil {
+		return o
+	}
+	o.attnums = make([]int16, len(sel.TargetList))
+	if len(sel.FromClause) != 1 || snap == nil {
+		return o
+	}
+	from := sel.FromClause[0]
+	if ts := from.GetRangeTableSample(); ts != nil {
+		from = ts.Relation
+	}
+	rv := from.GetRangeVar()
+	if rv == nil || rv.Schemaname == "" {
+		return o
+	}
+	rel, ok := snap.Lookup(rv.Schemaname, rv.Relname)
+	if !ok {
+		return o
+	}
+	o.table = rel.OID
+	for i, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		cr := rt.GetVal().GetColumnRef()
+		if cr == nil || len(cr.Fields) == 0 {
+			continue
+		}
+		name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+		if name == "" || (rt.Name != "" && rt.Name != name) {
+			continue
+		}
+		if col, ok := rel.Column(name); ok {
+			o.attnums[i] = col.Num
+		}
+	}
+	return o
+}
+
+// parseOIDRow reads the one-column text DataRow answering viewOIDQuery.
+func parseOIDRow(body []byte) uint32 {
+	var dr pgproto3.DataRow
+	if dr.Decode(body) != nil || len(dr.Values) != 1 {
+		return 0
+	}
+	v, err := strconv.ParseUint(string(dr.Values[0]), 10, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(v)
 }
 
 // errorSeen notes an error in the open transaction.
@@ -122,6 +259,7 @@ func (vs *viewSet) dropOpen() {
 	for name, st := range vs.state {
 		if st != viewCommitted {
 			delete(vs.state, name)
+			vs.dropOID(name)
 		}
 	}
 }
@@ -132,6 +270,12 @@ const (
 	viewStatement = "pgranger_view"
 	viewPortal    = "pgranger_view"
 )
+
+// viewOIDQuery asks for a view's OID once it is created, so that the
+// origins of its result columns can be mapped (viewOrigin).
+func viewOIDQuery(name string) string {
+	return "SELECT " + sqlrewrite.QuoteLiteral("pg_temp."+name) + "::pg_catalog.regclass::pg_catalog.oid"
+}
 
 // createViews sends the creation of the statement's missing views. In the
 // extended protocol the messages join the client's pipeline (no Sync, so
@@ -144,6 +288,7 @@ func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
 	}
 	w := s.bc.w
 	for _, v := range missing {
+		origin := originOf(v.Create, s.cat.Current())
 		// Closed first as well: a creation that failed midway (the rest
 		// of its pipeline skipped) may have left them behind.
 		s.queue.push(&pending{kind: 'C', swallow: true})
@@ -153,10 +298,20 @@ func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
 		s.queue.push(&pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, createsView: true})
 		s.queue.push(&pending{kind: 'C', swallow: true})
 		s.queue.push(&pending{kind: 'C', swallow: true})
+		s.queue.push(&pending{kind: 'P', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(&pending{kind: 'B', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(&pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, locates: origin})
+		s.queue.push(&pending{kind: 'C', swallow: true})
+		s.queue.push(&pending{kind: 'C', swallow: true})
 		for _, m := range []encoder{
 			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
 			&pgproto3.Close{ObjectType: 'S', Name: viewStatement},
 			&pgproto3.Parse{Name: viewStatement, Query: v.Create},
+			&pgproto3.Bind{DestinationPortal: viewPortal, PreparedStatement: viewStatement},
+			&pgproto3.Execute{Portal: viewPortal},
+			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
+			&pgproto3.Close{ObjectType: 'S', Name: viewStatement},
+			&pgproto3.Parse{Name: viewStatement, Query: viewOIDQuery(v.Name)},
 			&pgproto3.Bind{DestinationPortal: viewPortal, PreparedStatement: viewStatement},
 			&pgproto3.Execute{Portal: viewPortal},
 			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
