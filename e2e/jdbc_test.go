@@ -139,12 +139,6 @@ func TestJDBCMetadata(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got, want := section(via.stdout, name), section(direct.stdout, name)
 			equalLines(t, "direct connection "+name, want, must[name])
-			if name == "primarykeys" && strings.Join(got, "") == "primarykeys: ERROR 42501" && strings.Contains(via.stderr, "information_schema._pg_expandarray") {
-				// sqlrewrite's function rule allows pg_catalog only, and the
-				// driver's primary-key query calls information_schema's
-				// helper (docs/clients.md).
-				skipLoudly(t, "KNOWN GAP: getPrimaryKeys/getIndexInfo call information_schema._pg_expandarray, which pgranger denies as a udf (42501); needs the sqlrewrite function rule to allow information_schema's built-in helpers")
-			}
 			equalLines(t, "through pgranger "+name, got, want)
 		})
 	}

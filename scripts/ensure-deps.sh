@@ -8,7 +8,7 @@
 set -euo pipefail
 
 need_pkgs=()
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1 && [ -z "${PGRANGER_PG_BINDIR:-}" ]; then
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1 && [ -z "${TESTPG_BINDIR:-}" ]; then
   need_pkgs+=(postgresql)
 fi
 command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client)

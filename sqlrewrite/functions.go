@@ -89,6 +89,12 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 		r.fail(denyf("function %s is not allowed through pgranger (user %q)", strings.Join(names, "."), user))
 		return
 	}
+	if schema == "information_schema" && strings.HasPrefix(name, "_pg_") {
+		// information_schema's own helpers (_pg_expandarray, _pg_index_position,
+		// …), which JDBC's metadata queries call: built in, reading only
+		// what their arguments give them.
+		return
+	}
 	if schema != "" && schema != "pg_catalog" {
 		r.fail(denyf("function %s.%s is a udf resource; udf access is not granted through pgranger (user %q)", schema, name, user))
 		return

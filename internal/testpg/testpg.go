@@ -37,10 +37,10 @@ type Cluster struct {
 	stopped sync.Once
 }
 
-// BinDir finds the PostgreSQL server binaries: $PGRANGER_PG_BINDIR, then the
+// BinDir finds the PostgreSQL server binaries: $TESTPG_BINDIR, then the
 // newest /usr/lib/postgresql/*/bin, then initdb on PATH.
 func BinDir() (string, error) {
-	if d := os.Getenv("PGRANGER_PG_BINDIR"); d != "" {
+	if d := os.Getenv("TESTPG_BINDIR"); d != "" {
 		return d, nil
 	}
 	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
@@ -57,7 +57,7 @@ func BinDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		return filepath.Dir(p), nil
 	}
-	return "", errors.New("PostgreSQL server binaries not found (set PGRANGER_PG_BINDIR or install postgresql)")
+	return "", errors.New("PostgreSQL server binaries not found (set TESTPG_BINDIR or install postgresql)")
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -146,3 +146,9 @@ SELECT string_agg(ssn, ',' ORDER BY ssn) FILTER (WHERE ssn IS NOT NULL) FROM sal
 
 -- case: aggregate with FILTER on a denied column
 SELECT count(*) FILTER (WHERE salary > 0) FROM hr.employees
+
+-- case: information_schema's built-in helpers may be called (JDBC metadata)
+SELECT (information_schema._pg_expandarray(ARRAY[1,2])).n
+
+-- case: other information_schema names are not functions a user may call
+SELECT information_schema.nosuch(1)
