@@ -1,0 +1,364 @@
+// Command bench measures pgranger against direct PostgreSQL and pgbouncer
+// in one run on one machine, and reports ratios (DESIGN §11: these machines
+// are noisy, so a lone absolute number means little).
+//
+//	go run ./bench                 # 30 s per run, 3 repetitions, 8 and 32 clients
+//	go run ./bench -duration 5s -repeat 1 -clients 8   # a quick look
+//
+// It starts a throwaway PostgreSQL cluster, loads pgbench's tables and a
+// governed copy, runs pgbouncer (session pooling) and the built pgranger
+// binary in front of it, and runs pgbench against each, interleaved, so all
+// three share the same machine conditions. Everything listens on loopback
+// and stops by itself.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pgranger/pgranger/internal/testpg"
+)
+
+func main() {
+	duration := flag.Duration("duration", 30*time.Second, "length of each pgbench run")
+	repeat := flag.Int("repeat", 3, "repetitions of every run (medians are reported)")
+	clientsFlag := flag.String("clients", "8,32", "pgbench client counts")
+	scale := flag.Int("scale", 10, "pgbench scale factor")
+	bin := flag.String("pgranger", "bin/pgranger", "the pgranger binary (make build)")
+	flag.Parse()
+	if err := run(*duration, *repeat, *clientsFlag, *scale, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type target struct {
+	name, port, user, password string
+}
+
+type result struct {
+	tps   float64
+	p99ms float64
+	avgms float64
+}
+
+func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
+	for _, tool := range []string{"pgbench", "pgbouncer"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
+				return fmt.Errorf("%s not found (apt-get install postgresql-contrib pgbouncer)", tool)
+			}
+		}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s not found: run make build first", bin)
+	}
+	ctx := context.Background()
+	fmt.Println("starting PostgreSQL …")
+	c, err := testpg.New(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	if err := c.CreateDatabase(ctx, "bench"); err != nil {
+		return err
+	}
+	pgPort := strconv.Itoa(c.Port)
+	env := append(os.Environ(), "PGPASSWORD="+testpg.SuperPassword)
+	initCmd := exec.Command("pgbench", "-q", "-i", "-s", strconv.Itoa(scale), "-h", "127.0.0.1", "-p", pgPort, "-U", "postgres", "bench")
+	initCmd.Env = env
+	if out, err := initCmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgbench -i: %v\n%s", err, out)
+	}
+	if err := c.Exec(ctx, "bench", setupSQL); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "pgranger-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+
+	rangerPort, stopRanger, err := startPgranger(bin, dir, c)
+	if err != nil {
+		return err
+	}
+	defer stopRanger()
+	bouncerPort, stopBouncer, err := startPgbouncer(dir, pgPort)
+	if err != nil {
+		return err
+	}
+	defer stopBouncer()
+
+	script := filepath.Join(dir, "governed.sql")
+	os.WriteFile(script, []byte(governedScript(scale)), 0o644)
+
+	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword}
+	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword}
+	ranger := target{"pgranger", rangerPort, "bench", "bench"}
+
+	type workload struct {
+		name    string
+		args    []string
+		targets []target
+	}
+	workloads := []workload{
+		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, []target{direct, bouncer, ranger}},
+		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, []target{direct, ranger}},
+		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, []target{direct, ranger}},
+	}
+	var clients []int
+	for _, s := range strings.Split(clientsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("-clients: %v", err)
+		}
+		clients = append(clients, n)
+	}
+
+	fmt.Printf("\npgbench, %s per run, %d repetitions (median), scale %d, on %s\n", duration, repeat, scale, hostDesc())
+	fmt.Println("\n| workload | clients | target | TPS | avg ms | p99 ms | ratio to direct | ratio to pgbouncer |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, w := range workloads {
+		for _, n := range clients {
+			runs := map[string][]result{}
+			for r := 0; r < repeat; r++ {
+				for _, t := range w.targets { // interleaved, so drift hits all alike
+					res, err := pgbench(env, dir, t, n, duration, w.args)
+					if err != nil {
+						return fmt.Errorf("%s %s: %w", w.name, t.name, err)
+					}
+					runs[t.name] = append(runs[t.name], res)
+				}
+			}
+			base := median(runs["direct"])
+			for _, t := range w.targets {
+				m := median(runs[t.name])
+				vsBouncer := "–"
+				if b, ok := runs["pgbouncer"]; ok && t.name != "pgbouncer" && t.name != "direct" {
+					vsBouncer = fmt.Sprintf("%.2f", m.tps/median(b).tps)
+				}
+				fmt.Printf("| %s | %d | %s | %.0f | %.3f | %.3f | %.2f | %s |\n", w.name, n, t.name, m.tps, m.avgms, m.p99ms, m.tps/base.tps, vsBouncer)
+			}
+		}
+	}
+	return nil
+}
+
+const setupSQL = `
+CREATE ROLE pgranger_svc LOGIN PASSWORD 'pgranger_svc';
+CREATE SCHEMA gov;
+CREATE TABLE gov.accounts AS
+  SELECT aid, bid, abalance, lpad((aid::bigint * 7919 % 1000000000)::text, 9, '0') AS ssn FROM pgbench_accounts;
+ALTER TABLE gov.accounts ADD PRIMARY KEY (aid);
+ANALYZE gov.accounts;
+GRANT USAGE ON SCHEMA public, gov TO pgranger_svc;
+GRANT SELECT ON ALL TABLES IN SCHEMA public, gov TO pgranger_svc;
+`
+
+// governedScript reads one row by key from the governed table: ssn is
+// masked (MASK_SHOW_LAST_4) and a row filter applies (it keeps every row,
+// so the work compares like for like with the direct run).
+func governedScript(scale int) string {
+	return fmt.Sprintf("\\set aid random(1, %d)\nSELECT aid, abalance, ssn FROM gov.accounts WHERE aid = :aid;\n", 100000*scale)
+}
+
+const benchPolicies = `{"serviceName": "bench", "policyVersion": 1, "policies": [
+ {"id": 1, "name": "read all", "resources": {"database": {"values": ["public", "gov"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
+  "policyItems": [{"accesses": [{"type": "select"}], "users": ["bench"]}]},
+ {"id": 2, "name": "mask ssn", "policyType": 1, "resources": {"database": {"values": ["gov"]}, "table": {"values": ["accounts"]}, "column": {"values": ["ssn"]}},
+  "dataMaskPolicyItems": [{"accesses": [{"type": "select"}], "users": ["bench"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_4"}}]},
+ {"id": 3, "name": "filter", "policyType": 2, "resources": {"database": {"values": ["gov"]}, "table": {"values": ["accounts"]}},
+  "rowFilterPolicyItems": [{"accesses": [{"type": "select"}], "users": ["bench"], "rowFilterInfo": {"filterExpr": "bid > 0"}}]}
+]}`
+
+func startPgranger(bin, dir string, c *testpg.Cluster) (string, func(), error) {
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	os.WriteFile(filepath.Join(dir, "hive.json"), []byte(benchPolicies), 0o644)
+	cfg := fmt.Sprintf(`[listen]
+addr = "127.0.0.1:%s"
+max-clients = 500
+[backend]
+dsn = %q
+pool-size = 64
+[[identity.users]]
+name = "bench"
+password = "bench"
+[policy.file]
+policies = "hive.json"
+[audit]
+path = ""
+[admin]
+addr = ""
+[log]
+level = "warn"
+`, port, c.DSN("pgranger_svc", "pgranger_svc", "bench"))
+	path := filepath.Join(dir, "pgranger.toml")
+	os.WriteFile(path, []byte(cfg), 0o644)
+	cmd := exec.Command(bin, "serve", "--config", path)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
+	if err := waitPort(port); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return port, stop, nil
+}
+
+func startPgbouncer(dir, pgPort string) (string, func(), error) {
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	ini := fmt.Sprintf(`[databases]
+bench = host=127.0.0.1 port=%s dbname=bench user=postgres password=%s
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %s
+unix_socket_dir =
+auth_type = trust
+auth_file = %s
+pool_mode = session
+max_client_conn = 500
+default_pool_size = 64
+logfile = %s
+stats_period = 0
+`, pgPort, testpg.SuperPassword, port, filepath.Join(dir, "userlist.txt"), filepath.Join(dir, "pgbouncer.log"))
+	os.WriteFile(filepath.Join(dir, "userlist.txt"), []byte(`"postgres" ""`+"\n"), 0o644)
+	path := filepath.Join(dir, "pgbouncer.ini")
+	os.WriteFile(path, []byte(ini), 0o644)
+	bouncer := "pgbouncer"
+	if _, err := exec.LookPath(bouncer); err != nil {
+		bouncer = "/usr/sbin/pgbouncer"
+	}
+	var cmd *exec.Cmd
+	if os.Geteuid() == 0 { // pgbouncer refuses to run as root
+		exec.Command("chown", "-R", "postgres", dir).Run()
+		cmd = exec.Command("runuser", "-u", "postgres", "--", bouncer, path)
+	} else {
+		cmd = exec.Command(bouncer, path)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	// SIGTERM is pgbouncer's immediate shutdown; sent to the group so it
+	// reaches pgbouncer through runuser.
+	stop := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); cmd.Wait() }
+	if err := waitPort(port); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return port, stop, nil
+}
+
+var (
+	reTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	reAvg = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+)
+
+// pgbench runs one measurement; the p99 comes from pgbench's
+// per-transaction log (microseconds, third field).
+func pgbench(env []string, dir string, t target, clients int, d time.Duration, extra []string) (result, error) {
+	prefix := filepath.Join(dir, fmt.Sprintf("log-%s-%d-%d", t.name, clients, time.Now().UnixNano()))
+	args := append([]string{"-n", "-c", strconv.Itoa(clients), "-j", "2", "-T", strconv.Itoa(int(d.Seconds())),
+		"-l", "--log-prefix", prefix, "-h", "127.0.0.1", "-p", t.port, "-U", t.user}, extra...)
+	args = append(args, "bench")
+	cmd := exec.Command("pgbench", args...)
+	cmd.Env = append(env, "PGPASSWORD="+t.password)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return result{}, fmt.Errorf("%v\n%s", err, out)
+	}
+	var r result
+	if m := reTPS.FindSubmatch(out); m != nil {
+		r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := reAvg.FindSubmatch(out); m != nil {
+		r.avgms, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if strings.Contains(string(out), "number of failed transactions: ") && !strings.Contains(string(out), "number of failed transactions: 0 ") {
+		return r, fmt.Errorf("pgbench reported failed transactions:\n%s", out)
+	}
+	files, _ := filepath.Glob(prefix + "*")
+	var lat []float64
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) >= 3 {
+				if us, err := strconv.ParseFloat(fields[2], 64); err == nil {
+					lat = append(lat, us/1000)
+				}
+			}
+		}
+		fh.Close()
+		os.Remove(f)
+	}
+	if len(lat) > 0 {
+		sort.Float64s(lat)
+		r.p99ms = lat[len(lat)*99/100]
+	}
+	return r, nil
+}
+
+func median(rs []result) result {
+	pick := func(f func(result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	return result{
+		tps:   pick(func(r result) float64 { return r.tps }),
+		avgms: pick(func(r result) float64 { return r.avgms }),
+		p99ms: pick(func(r result) float64 { return r.p99ms }),
+	}
+}
+
+func freePort() (string, error) {
+	p, err := testpg.FreePort()
+	return strconv.Itoa(p), err
+}
+
+func waitPort(port string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("nothing listens on 127.0.0.1:%s", port)
+}
+
+func hostDesc() string {
+	out, _ := exec.Command("nproc").Output()
+	return strings.TrimSpace(string(out)) + " CPUs, client, proxy and server sharing them"
+}
