@@ -39,6 +39,14 @@ type Record struct {
 	Fingerprint    string    `json:"fingerprint,omitempty"`
 	Reason         string    `json:"reason,omitempty"`
 	Database       string    `json:"cluster,omitempty"`
+	// Who, beyond reqUser: the identity's roles (from the token or the
+	// config, before RangerRoles membership is added), how the user logged in
+	// ("scram-sha-256", "jwt") and, for a token, its "sub" and "jti" —
+	// never the token itself.
+	Roles      []string `json:"roles,omitempty"`
+	AuthMethod string   `json:"authMethod,omitempty"`
+	TokenSub   string   `json:"sub,omitempty"`
+	TokenID    string   `json:"jti,omitempty"`
 }
 
 // Logger writes records as JSON lines.

@@ -81,16 +81,6 @@ type User struct {
 	Attributes map[string]string `toml:"attributes"`
 }
 
-// JWT configures token login (identity.mode = "jwt").
-type JWT struct {
-	Issuer      string `toml:"issuer"`
-	JWKSURL     string `toml:"jwks-url"`
-	Audience    string `toml:"audience"`
-	UserClaim   string `toml:"user-claim"`
-	RolesClaim  string `toml:"roles-claim"`
-	GroupsClaim string `toml:"groups-claim"`
-}
-
 // Modes is identity.mode: a single string or a list of modes.
 type Modes []string
 
@@ -134,6 +124,7 @@ type Policy struct {
 	MaskPrecedence   string       `toml:"mask-precedence"`
 	HashAlgo         string       `toml:"hash-algo"`
 	AllowDDL         bool         `toml:"allow-ddl"`
+	DMLRowFilter     string       `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
 	File             PolicyFile   `toml:"file"`
 	Ranger           PolicyRanger `toml:"ranger"`
 }
@@ -225,7 +216,7 @@ func Default() *Config {
 			AcquireTimeoutSecs: 30,
 		},
 		Catalog:  Catalog{TTLSecs: 10},
-		Identity: Identity{Mode: Modes{"static"}, JWT: JWT{UserClaim: "preferred_username", RolesClaim: "realm_access.roles", GroupsClaim: "groups"}},
+		Identity: Identity{Mode: Modes{"static"}, JWT: defaultJWT()},
 		Policy: Policy{
 			Source:           "file",
 			ServiceName:      "hive",
@@ -233,6 +224,7 @@ func Default() *Config {
 			CacheTTLSecs:     30,
 			MaskPrecedence:   "tag",
 			HashAlgo:         "sha256",
+			DMLRowFilter:     "deny",
 			File:             PolicyFile{PollIntervalMS: 1000},
 			Ranger: PolicyRanger{
 				URL:                   "http://127.0.0.1:6080",
@@ -289,7 +281,7 @@ func Load(path string, environ []string) (*Config, error) {
 func (c *Config) resolvePaths(base string) {
 	for _, p := range []*string{&c.Listen.TLSCert, &c.Listen.TLSKey, &c.Policy.File.Policies, &c.Policy.File.Tags,
 		&c.Policy.File.Roles, &c.Policy.File.UserStore, &c.Policy.Ranger.CacheDir, &c.Policy.Ranger.AdminPasswordFile,
-		&c.Policy.Ranger.CAFile, &c.Policy.Ranger.ClientCert, &c.Policy.Ranger.ClientKey} {
+		&c.Policy.Ranger.CAFile, &c.Policy.Ranger.ClientCert, &c.Policy.Ranger.ClientKey, &c.Identity.JWT.CAFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}
@@ -342,35 +334,7 @@ func (c *Config) Validate() error {
 	positive("backend.acquire-timeout-secs", c.Backend.AcquireTimeoutSecs)
 	positive("catalog.ttl-secs", c.Catalog.TTLSecs)
 
-	if len(c.Identity.Mode) == 0 {
-		bad("identity.mode", "must name at least one mode (static, jwt)")
-	}
-	for _, m := range c.Identity.Mode {
-		switch m {
-		case "static":
-		case "jwt":
-			bad("identity.mode", `"jwt" is not available in this build yet; use "static"`)
-		default:
-			bad("identity.mode", "unknown mode %q (want static or jwt)", m)
-		}
-	}
-	seen := map[string]bool{}
-	for i, u := range c.Identity.Users {
-		key := fmt.Sprintf("identity.users[%d]", i)
-		switch {
-		case u.Name == "":
-			bad(key+".name", "must be set")
-		case seen[u.Name]:
-			bad(key+".name", "duplicate user %q", u.Name)
-		}
-		seen[u.Name] = true
-		if u.Password == "" {
-			bad(key+".password", "must be set for user %q", u.Name)
-		}
-	}
-	if c.Identity.Mode.Has("static") && len(c.Identity.Users) == 0 {
-		bad("identity.users", "static mode needs at least one [[identity.users]] entry")
-	}
+	c.validateIdentity(bad)
 
 	switch c.Policy.Source {
 	case "file":
@@ -402,8 +366,10 @@ func (c *Config) Validate() error {
 	default:
 		bad("policy.hash-algo", "unknown value %q (want sha256 or sha512)", c.Policy.HashAlgo)
 	}
-	if c.Policy.AllowDDL {
-		bad("policy.allow-ddl", "DDL through pgranger is not available in this build yet")
+	switch c.Policy.DMLRowFilter {
+	case "deny", "apply":
+	default:
+		bad("policy.dml-row-filter", "unknown value %q (want deny or apply)", c.Policy.DMLRowFilter)
 	}
 	checkAddr("admin.addr", c.Admin.Addr, true)
 	if c.Admin.Addr != "" && !c.Admin.AllowRemote {

@@ -112,6 +112,28 @@ CREATE VIEW sales.orders_view AS SELECT id, ssn FROM sales.orders;
 GRANT SELECT ON sales.orders_view TO pgranger_svc;
 CREATE VIEW hr.directory AS SELECT id, name, email, department FROM hr.employees;
 GRANT SELECT ON hr.directory TO pgranger_svc;
+-- attack_test.go: known secrets behind masks, a restricted column and a row
+-- filter (region = 'US'); a schema the attacker owns in Ranger; the
+-- service role may write both, so every refusal is pgranger's.
+CREATE SCHEMA vault;
+CREATE TABLE vault.accounts (id int PRIMARY KEY, owner text NOT NULL, region text NOT NULL,
+    card text, pin text, note text, balance numeric(12,2));
+INSERT INTO vault.accounts VALUES
+    (1, 'Ann Visible',       'US',   '4111-1111-1111-1234', 'PIN-8642-A', 'NOTE-TOPSECRET-A', 100.00),
+    (2, 'HIDDEN-OWNER-EU',   'EU',   '4000-1234-5678-9999', 'PIN-8642-B', 'NOTE-TOPSECRET-B', 31337.77),
+    (3, 'Bo Visible',        'US',   '4222-2222-2222-5678', 'PIN-8642-C', 'NOTE-TOPSECRET-C', 250.50),
+    (4, 'HIDDEN-OWNER-APAC', 'APAC', '4333-3333-3333-0000', 'PIN-8642-D', 'NOTE-TOPSECRET-D', 0.00);
+CREATE VIEW vault.accounts_v AS SELECT id, owner, card FROM vault.accounts;
+CREATE TABLE vault.ledger (id int, region text, memo text) PARTITION BY LIST (region);
+CREATE TABLE vault.ledger_us PARTITION OF vault.ledger FOR VALUES IN ('US');
+CREATE TABLE vault.ledger_eu PARTITION OF vault.ledger FOR VALUES IN ('EU');
+INSERT INTO vault.ledger VALUES (10, 'US', 'LEDGERUS-RAW-1'), (11, 'EU', 'LEDGER-SECRET-EU');
+GRANT USAGE ON SCHEMA vault TO pgranger_svc;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA vault TO pgranger_svc;
+CREATE SCHEMA mallory;
+GRANT USAGE, CREATE ON SCHEMA mallory TO pgranger_svc;
+CREATE TABLE mallory.loot (v text);
+GRANT ALL ON mallory.loot TO pgranger_svc;
 `
 
 // proxy is a running pgranger process.
@@ -130,6 +152,9 @@ type proxyOptions struct {
 	policies []byte            // hive.json content; nil = the demo bundle
 	tags     []byte            // ServiceTags JSON (policy.file.tags); nil = none
 	env      map[string]string // extra PGRANGER_* overrides
+	// extraConfig is TOML appended to the config file, for what the
+	// environment cannot set (tables such as identity.jwt.attribute-claims).
+	extraConfig string
 }
 
 func (o proxyOptions) policyDoc() ([]byte, error) {
@@ -179,6 +204,9 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 		return nil, err
 	}
 	cfg := strings.Replace(string(base), "[policy.file]", "[policy.file]\npoll-interval-ms = 100", 1)
+	if o.extraConfig != "" {
+		cfg += "\n" + o.extraConfig + "\n"
+	}
 	if err := os.WriteFile(filepath.Join(dir, "pgranger.toml"), []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
@@ -187,6 +215,9 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 		return nil, err
 	}
 	adminPort, err := testpg.FreePort()
+	for err == nil && adminPort == port { // the OS may hand out a just-freed port again
+		adminPort, err = testpg.FreePort()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,26 +4,49 @@
 //
 // Static mode (this file and scram.go) keeps users in the config and proves
 // them with a SCRAM-SHA-256 exchange, the same mechanism PostgreSQL itself
-// uses, so every libpq/JDBC/pgx client logs in unchanged.
+// uses, so every libpq/JDBC/pgx client logs in unchanged. JWT mode (jwt.go)
+// takes an OpenID Connect token as the password.
+//
+// With both modes (identity.mode = ["jwt", "static"]) the startup user
+// decides: a user listed in [[identity.users]] logs in with SCRAM, every
+// other user with a token (UsesToken).
 package identity
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/pgranger/pgranger/config"
 )
 
-// Identity is an authenticated client.
+// Identity is an authenticated client. It never holds a credential: for a
+// token login only the token's subject, id and expiry are kept.
 type Identity struct {
 	User       string
 	Groups     []string
 	Roles      []string
 	Attributes map[string]string
-	Method     string // "scram-sha-256"
+	Method     string // MethodSCRAM or MethodJWT
+
+	// Token logins only.
+	Subject     string    // the token's "sub"
+	TokenID     string    // the token's "jti"
+	TokenExpiry time.Time // the token's "exp"
+	// SessionDeadline is when the session must end: the token's expiry
+	// plus identity.jwt.clock-skew-secs and expiry-grace-secs. Zero for
+	// static users, whose sessions have no deadline.
+	SessionDeadline time.Time
 }
+
+// Authentication methods (Identity.Method).
+const (
+	MethodSCRAM = "scram-sha-256"
+	MethodJWT   = "jwt"
+)
 
 // ErrAuthFailed is every authentication failure a client may learn about:
 // wrong password and unknown user look the same (as in PostgreSQL).
@@ -32,8 +55,10 @@ var ErrAuthFailed = errors.New("password authentication failed")
 // Authenticator holds the configured users. Reload swaps them atomically,
 // so sessions that are logging in while the config changes see one set.
 type Authenticator struct {
-	users atomic.Pointer[map[string]*staticUser]
-	mock  mockSalter
+	users  atomic.Pointer[map[string]*staticUser]
+	mock   mockSalter
+	static bool         // identity.mode has "static" (or no mode: tests)
+	jwt    *jwtVerifier // identity.mode has "jwt"
 }
 
 type staticUser struct {
@@ -41,13 +66,56 @@ type staticUser struct {
 	creds scramCredentials
 }
 
-// New builds an Authenticator from the identity section.
+// New builds an Authenticator from the identity section. It makes no
+// network request: the issuer's keys are fetched by Prime or the first
+// token login.
 func New(cfg config.Identity) (*Authenticator, error) {
-	a := &Authenticator{mock: newMockSalter()}
+	a := &Authenticator{mock: newMockSalter(), static: len(cfg.Mode) == 0 || cfg.Mode.Has("static")}
+	if cfg.Mode.Has("jwt") {
+		v, err := newJWTVerifier(cfg.JWT)
+		if err != nil {
+			return nil, err
+		}
+		a.jwt = v
+	}
 	if err := a.Reload(cfg); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// UsesToken reports whether startupUser logs in with a token (a cleartext
+// password holding a JWT) rather than SCRAM: in jwt mode everyone does; with
+// both modes, everyone not listed in [[identity.users]].
+func (a *Authenticator) UsesToken(startupUser string) bool {
+	if a.jwt == nil {
+		return false
+	}
+	if a.static {
+		if _, listed := a.lookup(startupUser); listed {
+			return false
+		}
+	}
+	return true
+}
+
+// VerifyToken checks a token sent as the password of startupUser. Errors
+// are *AuthError, whose Reason never contains the token.
+func (a *Authenticator) VerifyToken(ctx context.Context, startupUser, token string) (*Identity, error) {
+	if a.jwt == nil {
+		return nil, &AuthError{Kind: TokenInvalid, Reason: "token login is not enabled (identity.mode)"}
+	}
+	return a.jwt.verify(ctx, startupUser, token)
+}
+
+// Prime fetches the issuer's keys (after discovery) so the first token
+// login does not wait for them. A failure is worth a warning, not a stop:
+// logins fail until the issuer answers, and each later attempt retries.
+func (a *Authenticator) Prime(ctx context.Context) error {
+	if a.jwt == nil {
+		return nil
+	}
+	return a.jwt.keys.prime(ctx)
 }
 
 // Reload replaces the user set. It fails without changing anything when a
@@ -69,7 +137,7 @@ func (a *Authenticator) Reload(cfg config.Identity) error {
 				Groups:     sortedCopy(u.Groups),
 				Roles:      sortedCopy(u.Roles),
 				Attributes: attrs,
-				Method:     "scram-sha-256",
+				Method:     MethodSCRAM,
 			},
 			creds: creds,
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -137,7 +138,10 @@ type session struct {
 	queue       pendingQueue
 	backendDone chan struct{} // closed when the backend loop ends
 	viewError   []byte        // backend loop: a held-back view creation error
-	released    bool          // set by the backend loop when bc went back to the pool
+	released    bool          // backend loop: the reset succeeded, finish may pool bc
+
+	expireOnce sync.Once   // the token-expiry end of the session happens once
+	expired    atomic.Bool // set when it did
 }
 
 func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *backendConn, id *identity.Identity, database string, cat *catalog.Catalog) *session {
@@ -197,15 +201,62 @@ func (s *session) clientParam(name, value string) string {
 func (s *session) run() {
 	defer s.srv.sessions.Delete(s.cancelKey)
 	go s.backendLoop()
+	stopTimer := s.watchDeadline()
 	err := s.clientLoop()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) {
+	stopTimer()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) && !s.expired.Load() {
 		var fe *fatalError
 		if errors.As(err, &fe) {
 			s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
 		}
-		s.srv.log.Info("session ended", "user", s.id.User, "err", err)
+		s.srv.log.Info("session ended", identityAttrs(s.id, "err", err)...)
 	}
 	s.finish()
+}
+
+// codeTokenExpired is the SQLSTATE of the FATAL error that ends a session
+// whose token expired: 28000 (invalid authorization specification), the
+// class of every token failure at login.
+const codeTokenExpired = codeInvalidAuth
+
+var errExpired = errors.New("the session's token expired")
+
+// watchDeadline ends the session when its token expires (Identity's
+// SessionDeadline: exp + clock skew + identity.jwt.expiry-grace-secs), idle
+// or in the middle of a statement. It returns the function that stops the
+// timer. Sessions of static users have no deadline.
+func (s *session) watchDeadline() (stop func()) {
+	deadline := s.id.SessionDeadline
+	if deadline.IsZero() {
+		return func() {}
+	}
+	t := time.AfterFunc(time.Until(deadline), s.expire)
+	return func() { t.Stop() }
+}
+
+// pastDeadline reports whether the session outlived its token; the client
+// loop checks it before every message, in case the timer is late.
+func (s *session) pastDeadline() bool {
+	d := s.id.SessionDeadline
+	return !d.IsZero() && !time.Now().Before(d)
+}
+
+// expire tells the client, with a FATAL error it can read, that the session
+// is over, and closes the client connection. The client loop then fails its
+// read and the session goes through finish like any other: a statement in
+// flight is cancelled, the backend is rolled back, reset and pooled.
+func (s *session) expire() {
+	s.expireOnce.Do(func() {
+		s.expired.Store(true)
+		fe := fatalf(codeTokenExpired, "pgranger: the session's token expired at %s; log in again with a new token",
+			s.id.TokenExpiry.UTC().Format(time.RFC3339))
+		// A client that does not read must not hold the session open:
+		// the write gets a few seconds, then the connection is closed.
+		s.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
+		s.client.Close()
+		s.srv.log.Info("session ended: token expired", identityAttrs(s.id)...)
+	})
 }
 
 var errTerminate = errors.New("client terminated")
@@ -230,6 +281,10 @@ func (s *session) clientLoop() error {
 		case <-s.backendDone:
 			return net.ErrClosed
 		default:
+		}
+		if s.pastDeadline() {
+			s.expire()
+			return errExpired
 		}
 		switch typ {
 		case 'Q':
@@ -522,10 +577,9 @@ func (s *session) backendLoop() {
 			}
 			if p != nil && p.release {
 				s.bc.views.reset() // DISCARD ALL dropped them
-				if len(body) == 1 && body[0] == 'I' && !p.failed {
-					s.bc.pool.release(s.bc)
-					s.released = true
-				}
+				// Clean: finish returns the connection to the pool, once
+				// it is done with the connection's writer itself.
+				s.released = len(body) == 1 && body[0] == 'I' && !p.failed
 				return
 			}
 			relay = p == nil || !p.swallow
@@ -610,13 +664,13 @@ func (s *session) finish() {
 			ok = false
 		}
 	}
-	if !ok || !s.released {
-		s.bc.conn.Close()
-		<-s.backendDone
-		if !s.released {
-			s.bc.pool.discard(s.bc)
-		}
+	if ok && s.released {
+		s.bc.pool.release(s.bc)
+		return
 	}
+	s.bc.conn.Close()
+	<-s.backendDone
+	s.bc.pool.discard(s.bc)
 }
 
 // releaseBackend gives back a connection of a session that never ran.
@@ -643,6 +697,10 @@ func (s *session) audit(res *sqlrewrite.Result) {
 		Database:    s.rsess.Database,
 		Fingerprint: res.Fingerprint,
 		Result:      1,
+		Roles:       s.id.Roles,
+		AuthMethod:  s.id.Method,
+		TokenSub:    s.id.Subject,
+		TokenID:     s.id.TokenID,
 	}
 	if res.Err != nil {
 		r := base

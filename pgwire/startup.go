@@ -202,10 +202,16 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 		return nil, fatalf(codeInvalidAuth, "pgranger requires TLS (listen.require-tls)")
 	}
 	c, cr, cw := cc.conn, cc.r, cc.w
-	id, err := s.authenticate(c, cr, cw, user)
+	var id *identity.Identity
+	if s.opts.Auth.UsesToken(user) {
+		id, err = s.authenticateToken(ctx, cc, user)
+	} else {
+		id, err = s.authenticate(c, cr, cw, user)
+	}
 	if err != nil {
 		return nil, err
 	}
+	s.log.Debug("authenticated", identityAttrs(id, "client", c.RemoteAddr().String())...)
 
 	pool, cat, err := s.database(ctx, database)
 	if err != nil {
@@ -391,4 +397,68 @@ func (s *Server) authenticate(c net.Conn, cr *bufio.Reader, cw *bufio.Writer, us
 	}
 	writeMsg(cw, &pgproto3.AuthenticationSASLFinal{Data: reply})
 	return id, nil
+}
+
+// maxTokenMessage bounds the PasswordMessage of a token login (a token
+// with a few hundred roles is still far below it).
+const maxTokenMessage = 64 << 10
+
+// authenticateToken runs a token login: AuthenticationCleartextPassword,
+// the client's PasswordMessage holding a JWT, and its verification. The
+// token travels in the clear inside the connection, so a connection without
+// TLS is refused before it is asked for (unless
+// listen.allow-plaintext-password, for loopback demos).
+//
+// SQLSTATEs: 28000 for a connection without TLS, a token for another user
+// and an issuer whose keys cannot be had; 28P01 for every token that is not
+// acceptable (expired, not yet valid, wrong issuer or audience, bad
+// signature, refused algorithm, unknown key, malformed). Messages name the
+// reason and never contain the token.
+func (s *Server) authenticateToken(ctx context.Context, cc *clientConn, user string) (*identity.Identity, error) {
+	if !cc.tls && !s.cfg.Listen.AllowPlaintextPassword {
+		return nil, fatalf(codeInvalidAuth, "pgranger: token login for user %q needs a TLS connection (sslmode=require); the token would travel in the clear (listen.allow-plaintext-password is off)", user)
+	}
+	writeMsg(cc.w, &pgproto3.AuthenticationCleartextPassword{})
+	if err := cc.w.Flush(); err != nil {
+		return nil, errClientGone
+	}
+	typ, body, err := newMsgReader(cc.r, maxTokenMessage).next()
+	if errors.Is(err, errMessageTooLarge) {
+		return nil, fatalf(codeInvalidPassword, "pgranger: token authentication failed for user %q: the password message is larger than %d bytes", user, maxTokenMessage)
+	}
+	if err != nil {
+		return nil, errClientGone
+	}
+	var pw pgproto3.PasswordMessage
+	if typ != 'p' || pw.Decode(body) != nil {
+		return nil, fatalf(codeProtocolViolation, "expected a password message")
+	}
+	vctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Listen.StartupTimeoutSecs)*time.Second)
+	defer cancel()
+	id, err := s.opts.Auth.VerifyToken(vctx, user, pw.Password)
+	if err != nil {
+		var ae *identity.AuthError
+		if !errors.As(err, &ae) {
+			return nil, fatalf(codeInvalidPassword, "pgranger: token authentication failed for user %q", user)
+		}
+		switch ae.Kind {
+		case identity.TokenUserMismatch:
+			return nil, fatalf(codeInvalidAuth, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
+		case identity.TokenUnverifiable:
+			return nil, fatalf(codeInvalidAuth, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
+		default:
+			return nil, fatalf(codeInvalidPassword, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
+		}
+	}
+	return id, nil
+}
+
+// identityAttrs are the log attributes of an identity: user, method, roles
+// and, for a token, its sub, jti and expiry — never the token.
+func identityAttrs(id *identity.Identity, extra ...any) []any {
+	out := []any{"user", id.User, "method", id.Method, "roles", id.Roles}
+	if id.Method == identity.MethodJWT {
+		out = append(out, "sub", id.Subject, "jti", id.TokenID, "exp", id.TokenExpiry.UTC().Format(time.RFC3339))
+	}
+	return append(out, extra...)
 }

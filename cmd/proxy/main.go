@@ -125,6 +125,19 @@ func serve(args []string, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.Identity.Mode.Has("jwt") {
+		// The issuer's keys are fetched ahead of the first token login;
+		// an issuer that does not answer yet is retried at login time.
+		go func() {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Duration(cfg.Identity.JWT.TimeoutSecs)*time.Second)
+			defer cancel()
+			if err := auth.Prime(pctx); err != nil {
+				log.Warn("identity.jwt: the issuer's signing keys could not be fetched; token logins fail until they can", "issuer", cfg.Identity.JWT.Issuer, "err", err)
+				return
+			}
+			log.Info("identity.jwt: issuer signing keys loaded", "issuer", cfg.Identity.JWT.Issuer)
+		}()
+	}
 
 	holder := &policyHolder{
 		opts: policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
@@ -148,6 +161,7 @@ func serve(args []string, stderr io.Writer) int {
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
 		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
+		DMLRowFilter:      cfg.Policy.DMLRowFilter, AllowDDL: cfg.Policy.AllowDDL,
 	})
 	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
 	ln, err := net.Listen("tcp", cfg.Listen.Addr)
