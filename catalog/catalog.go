@@ -154,12 +154,15 @@ type Catalog struct {
 
 	snap atomic.Pointer[Snapshot]
 
-	mu          sync.Mutex // serialises loads; guards lastForced
-	lastForced  time.Time
-	version     atomic.Uint64
-	lastHash    uint64
-	refreshing  atomic.Bool
-	loadTimeout time.Duration
+	mu         sync.Mutex // serialises loads; guards lastForced and lastLoadBegan
+	lastForced time.Time
+	// lastLoadBegan is when the newest completed load began: its snapshot
+	// sees everything committed before then.
+	lastLoadBegan time.Time
+	version       atomic.Uint64
+	lastHash      uint64
+	refreshing    atomic.Bool
+	loadTimeout   time.Duration
 }
 
 // Open connects a small pgx pool to database for catalog queries and loads
@@ -205,19 +208,36 @@ func (c *Catalog) Current() *Snapshot {
 	return s
 }
 
-// Refresh reloads now unless a forced reload ran within minInterval, and
-// returns the newest snapshot. The rewriter calls it when a name is missing.
+// Refresh returns a snapshot loaded after the call began, which is what
+// the rewriter needs when a name is missing (a table created a moment
+// ago). Forced reloads are at most one per minInterval, so clients naming
+// missing relations cannot make the catalog reload more often: within the
+// interval Refresh waits for its end, unless a reload that began after
+// this call has completed meanwhile (then that snapshot is fresh enough).
+// Before, a second missing name within the interval got the old snapshot,
+// so CREATE TABLE a …; INSERT INTO a …; CREATE TABLE b …; INSERT INTO b
+// failed on b.
 func (c *Catalog) Refresh(ctx context.Context, minInterval time.Duration) (*Snapshot, error) {
-	c.mu.Lock()
-	recent := time.Since(c.lastForced) < minInterval
-	if !recent {
-		c.lastForced = time.Now()
+	asked := time.Now()
+	for {
+		c.mu.Lock()
+		if c.lastLoadBegan.After(asked) {
+			c.mu.Unlock()
+			return c.snap.Load(), nil
+		}
+		wait := minInterval - time.Since(c.lastForced)
+		if wait <= 0 {
+			c.lastForced = time.Now()
+			c.mu.Unlock()
+			return c.load(ctx)
+		}
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return c.snap.Load(), ctx.Err()
+		case <-time.After(wait):
+		}
 	}
-	c.mu.Unlock()
-	if recent {
-		return c.snap.Load(), nil
-	}
-	return c.load(ctx)
 }
 
 const relationsSQL = `
@@ -263,6 +283,7 @@ SELECT current_setting('server_encoding'),
 func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	began := time.Now()
 	tx, err := c.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
@@ -349,6 +370,7 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 	}
 	c.lastHash = sum
 	c.snap.Store(s)
+	c.lastLoadBegan = began
 	return s, nil
 }
 

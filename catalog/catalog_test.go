@@ -119,4 +119,24 @@ func TestLoad(t *testing.T) {
 	if err != nil || s3.Version == v1 {
 		t.Errorf("a new column must move the version (%v)", err)
 	}
+
+	// Two tables created in quick succession are both found: the second
+	// Refresh within the interval waits for a reload instead of answering
+	// from the snapshot taken before the table existed.
+	for _, name := range []string{"quick1", "quick2"} {
+		if err := c.Exec(ctx, "postgres", "CREATE TABLE public."+name+" (a int)"); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		s, err := cat.Refresh(ctx, 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Lookup("public", name); !ok {
+			t.Errorf("%s not found after Refresh", name)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Refresh took %v", d)
+		}
+	}
 }

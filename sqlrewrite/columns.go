@@ -51,7 +51,9 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 	}
 	switch v := n.Node.(type) {
 	case *pg.Node_ColumnRef:
+		r.curCol = n
 		r.columnRef(sc, v.ColumnRef)
+		r.curCol = nil
 		return false
 	case *pg.Node_AExpr:
 		r.checkOperator(v.AExpr.Name)

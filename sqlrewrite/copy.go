@@ -8,16 +8,17 @@ import (
 // table becomes COPY (SELECT cols FROM table) TO STDOUT so it goes through
 // the same analysis and wrappers as any query, and COPY (query) TO STDOUT
 // has its query rewritten. The options (format, header, delimiter…) stay
-// as written. COPY FROM, and COPY to or from a server file or program, are
-// denied.
+// as written. COPY table FROM STDIN is a write (dml.go): update access on
+// the table and each column loaded. COPY to or from a server file or
+// program is denied.
 func (r *stmtRewriter) copyStatement(c *pg.CopyStmt) {
 	user := r.sess.Subject.User
 	switch {
-	case c.IsFrom:
-		r.fail(denyf("COPY … FROM is not allowed through pgranger (user %q)", user))
-		return
 	case c.IsProgram || c.Filename != "":
-		r.fail(denyf("COPY to a server file or program is not allowed through pgranger; use COPY … TO STDOUT (user %q)", user))
+		r.fail(denyf("COPY to or from a server file or program is not allowed through pgranger; use COPY … TO STDOUT or FROM STDIN (user %q)", user))
+		return
+	case c.IsFrom:
+		r.copyFrom(c)
 		return
 	}
 	sel := c.Query.GetSelectStmt()
@@ -46,6 +47,28 @@ func (r *stmtRewriter) copyStatement(c *pg.CopyStmt) {
 		return
 	}
 	r.selectStatement(sel, nil)
+	if r.err == nil {
+		r.finish()
+	}
+}
+
+// copyFrom checks COPY table [(cols)] FROM STDIN: a write of the listed
+// columns (every column without a list). Its WHERE clause reads the rows
+// being loaded, not stored ones, so it needs no select access; its
+// functions follow the function rule.
+func (r *stmtRewriter) copyFrom(c *pg.CopyStmt) {
+	target := r.dmlTargetItem(c.Relation, "COPY")
+	if target == nil {
+		return
+	}
+	t := target.ref.dml
+	if len(c.Attlist) == 0 {
+		t.writeAll(target.ref)
+	}
+	for _, a := range c.Attlist {
+		t.write(target.ref, strVal(a))
+	}
+	r.exprs(&scope{items: []*fromItem{{visible: target.visible}}}, c.WhereClause)
 	if r.err == nil {
 		r.finish()
 	}

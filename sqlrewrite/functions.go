@@ -1,25 +1,38 @@
 package sqlrewrite
 
 import (
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
 )
 
-// Function rule (DESIGN §6 "Functions"): only built-in functions
-// (pg_catalog) may be called from user SQL, and among them not those that
-// read data or the server behind the planner's back. A function outside
-// pg_catalog is a Ranger `udf` resource; pgranger does not grant udf access
-// yet, so such calls are denied. An unqualified name is always qualified
-// with pg_catalog, so the backend calls exactly the function that was
-// checked: PostgreSQL weighs the functions of one name from every schema of
-// the path alike, so an overload elsewhere (public.lower(integer)) would
-// win over the built-in for a better-matching argument even with pg_catalog
-// searched first.
+// Function rule (DESIGN §6 "Functions"). A function outside pg_catalog
+// is a Ranger udf resource (hive: database = the schema, as
+// policy.namespace-mapping maps it; udf = the function's name) and needs
+// `select` on it — the access Ranger's Hive plugin asks for a function a
+// query uses (RangerHiveAuthorizer: a FUNCTION input of QUERY is SELECT).
+// An unqualified call of a function that is not built in needs that access
+// in every schema of the search_path (the backend picks among them), so
+// qualifying the call is the way to need it in one. A udf runs with the
+// service role's rights and can read anything that role can: granting
+// udf access trusts the function like a view definition. Among built-in
+// functions, those that read data or the server behind the planner's back
+// are denied (the list below, with reasons, in docs/security.md). An
+// unqualified built-in is always qualified with pg_catalog, so the backend
+// calls exactly the function that was checked: PostgreSQL weighs the
+// functions of one name from every schema of the path alike, so an
+// overload elsewhere (public.lower(integer)) would win over the built-in
+// for a better-matching argument even with pg_catalog searched first.
 
 // deniedFunctions are pg_catalog functions that execute a query string,
-// read files or large objects, or expose other sessions. Each fails closed
-// by name, whatever its arguments.
+// read files or large objects, expose or act on other sessions or the
+// server, or write outside a governed statement. Each fails closed by
+// name, whatever its arguments (also when an extension such as adminpack
+// puts functions of these names into pg_catalog).
 var deniedFunctions = map[string]string{
 	"query_to_xml":                   "it runs a query string",
 	"query_to_xml_and_xmlschema":     "it runs a query string",
@@ -41,30 +54,63 @@ var deniedFunctions = map[string]string{
 	"pg_read_binary_file":            "it reads server files",
 	"pg_stat_file":                   "it reads server files",
 	"pg_file_write":                  "it writes server files",
+	"pg_logdir_ls":                   "it lists server files",
+	"pg_current_logfile":             "it reads server files",
+	"pg_hba_file_rules":              "it reads server configuration files",
+	"pg_ident_file_mappings":         "it reads server configuration files",
+	"pg_show_all_file_settings":      "it reads server configuration files",
+	"pg_config":                      "it shows server internals",
+	"pg_get_shmem_allocations":       "it shows server internals",
 	"loread":                         "large objects are not governed",
 	"lowrite":                        "large objects are not governed",
 	"current_query":                  "it shows the rewritten statement",
-	"nextval":                        "it changes a sequence (update access is not granted through pgranger yet)",
-	"setval":                         "it changes a sequence (update access is not granted through pgranger yet)",
+	"nextval":                        "it changes a sequence, which is not a Ranger resource",
+	"setval":                         "it changes a sequence, which is not a Ranger resource",
 	"pg_stat_get_activity":           "it shows other sessions' statements",
 	"pg_prepared_statement":          "it shows rewritten statements",
+	"pg_prepared_xact":               "it shows other sessions' transactions",
 	"pg_cursor":                      "it shows rewritten statements",
+	"pg_lock_status":                 "it shows other sessions' activity",
 	"pg_cancel_backend":              "it acts on other sessions",
 	"pg_terminate_backend":           "it acts on other sessions",
+	"pg_log_backend_memory_contexts": "it acts on other sessions",
 	"pg_get_backend_memory_contexts": "it shows server internals",
+	"pg_reload_conf":                 "it acts on the server",
+	"pg_promote":                     "it acts on the server",
+	"pg_switch_wal":                  "it acts on the server",
+	"pg_create_restore_point":        "it acts on the server",
+	"pg_backup_start":                "it acts on the server",
+	"pg_backup_stop":                 "it acts on the server",
+	"pg_wal_replay_pause":            "it acts on the server",
+	"pg_wal_replay_resume":           "it acts on the server",
+	"pg_import_system_collations":    "it changes the catalog",
+	"pg_nextoid":                     "it changes the catalog",
+	"pg_drop_replication_slot":       "it acts on replication",
+	"brin_summarize_new_values":      "it changes an index",
+	"brin_summarize_range":           "it changes an index",
+	"brin_desummarize_range":         "it changes an index",
+	"gin_clean_pending_list":         "it changes an index",
 	"dblink":                         "it runs queries elsewhere",
 }
 
 // deniedFunctionPrefixes cover function families by name.
 var deniedFunctionPrefixes = map[string]string{
-	"pg_ls_":               "it lists server files",
-	"lo_":                  "large objects are not governed",
-	"dblink":               "it runs queries elsewhere",
-	"pg_stat_get_backend_": "it shows other sessions",
-	"pg_stat_statements":   "it shows other sessions' statements",
-	"pg_logical_slot_":     "it reads the change stream",
-	"pg_replication_slot_": "it reads the change stream",
-	"pg_read_":             "it reads server files",
+	"pg_ls_":                "it lists server files",
+	"lo_":                   "large objects are not governed",
+	"dblink":                "it runs queries elsewhere",
+	"pg_stat_get_":          "it shows other sessions' activity or row counts of governed tables",
+	"pg_stat_reset":         "it changes server statistics",
+	"pg_stat_statements":    "it shows other sessions' statements",
+	"pg_logical_":           "it reads or writes the change stream",
+	"pg_replication_slot_":  "it reads the change stream",
+	"pg_replication_origin": "it acts on replication",
+	"pg_create_":            "it acts on replication",
+	"pg_copy_":              "it acts on replication",
+	"pg_read_":              "it reads server files",
+	"pg_file_":              "it reads or writes server files",
+	"pg_control_":           "it shows server internals",
+	"pg_rotate_logfile":     "it acts on the server",
+	"binary_upgrade_":       "it changes the catalog",
 }
 
 // checkFunction applies the function rule to one call.
@@ -96,22 +142,32 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 		return
 	}
 	if schema != "" && schema != "pg_catalog" {
-		r.fail(denyf("function %s.%s is a udf resource; udf access is not granted through pgranger (user %q)", schema, name, user))
-		return
-	}
-	if schema == "" && !r.snap.IsCatalogFunction(name) {
-		r.fail(denyf("function %s is not a built-in function; udf access is not granted through pgranger (user %q)", name, user))
+		r.checkUDF([]string{schema}, name)
 		return
 	}
 	if reason, denied := deniedFunctions[name]; denied {
 		r.fail(denyf("function %s is not allowed through pgranger: %s (user %q)", name, reason, user))
 		return
 	}
-	for prefix, reason := range deniedFunctionPrefixes {
-		if strings.HasPrefix(name, prefix) {
-			r.fail(denyf("function %s is not allowed through pgranger: %s (user %q)", name, reason, user))
+	if reason, denied := deniedByPrefix(name); denied {
+		r.fail(denyf("function %s is not allowed through pgranger: %s (user %q)", name, reason, user))
+		return
+	}
+	if schema == "" && !r.snap.IsCatalogFunction(name) {
+		// Not built in: whichever schema of the path the backend finds it
+		// in, the user needs udf access there.
+		var schemas []string
+		for _, s := range catalog.EffectivePath(r.searchPath, user) {
+			if !catalog.IsSystemSchema(s) {
+				schemas = append(schemas, s)
+			}
+		}
+		if len(schemas) == 0 {
+			r.fail(denyf("function %s is not a built-in function, and the search_path names no schema it could come from (user %q)", name, user))
 			return
 		}
+		r.checkUDF(schemas, name)
+		return
 	}
 	if name == "set_config" {
 		var setting string
@@ -128,6 +184,60 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 	if schema == "" {
 		fc.Funcname = append([]*pg.Node{pg.MakeStrNode("pg_catalog")}, fc.Funcname...)
 		r.changed = true
+	}
+}
+
+// deniedByPrefix finds the longest denied prefix of name (deterministic
+// when several match).
+func deniedByPrefix(name string) (string, bool) {
+	best := ""
+	for prefix := range deniedFunctionPrefixes {
+		if strings.HasPrefix(name, prefix) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	return deniedFunctionPrefixes[best], true
+}
+
+// checkUDF requires Ranger select access on the udf resource name in each
+// schema.
+func (r *stmtRewriter) checkUDF(schemas []string, name string) {
+	user := r.sess.Subject.User
+	what := strings.Join(schemas, ".") + "." + name
+	if len(schemas) > 1 {
+		what = name
+	}
+	if !r.policiesUsable("function " + what) {
+		return
+	}
+	r.governed = true
+	eng := r.env.Policy.Engine
+	if eng.IsSuperUser(r.sess.Subject) {
+		return
+	}
+	for _, schema := range schemas {
+		db := r.rangerDatabase(schema)
+		d := eng.AccessRequest(r.sess.Subject, policy.Request{
+			Resource: map[string][]string{"database": {db}, "udf": {name}},
+			Access:   "select",
+			At:       r.env.Now,
+		})
+		if !d.Allowed {
+			hint := ""
+			if len(schemas) > 1 {
+				hint = "Qualify the call with the function's schema: unqualified, it needs udf access in every schema of the search_path."
+			}
+			r.fail(&Error{
+				Code:    CodeInsufficientPrivilege,
+				Message: fmt.Sprintf("pgranger: permission denied: user %q has no select access to udf %s.%s", user, schema, name),
+				Detail:  fmt.Sprintf("Ranger resource database=%s, udf=%s: %s", db, name, decisionText(d, "select")),
+				Hint:    hint,
+			})
+			return
+		}
 	}
 }
 

@@ -44,6 +44,21 @@ type relRef struct {
 	// definition, which replaces the reference.
 	trusted  bool
 	expanded *pg.SelectStmt
+
+	// dml is set for the relation an INSERT, UPDATE, DELETE, MERGE, COPY
+	// FROM or TRUNCATE writes (dml.go); such a reference is never wrapped.
+	// cur points at the column reference being resolved, and nodes
+	// collects those resolved to this relation (for masking in place).
+	dml   *dmlTarget
+	cur   **pg.Node
+	nodes []colNode
+}
+
+func (ref *relRef) dmlKind() string {
+	if ref.dml != nil {
+		return ref.dml.kind
+	}
+	return "a query"
 }
 
 // qualifiedRef is a schema-qualified column reference (s.t.c); once the
@@ -73,6 +88,7 @@ func (ref *relRef) markVisible(name string) bool {
 			if ref.read != nil {
 				ref.read[i] = true
 			}
+			ref.collect(i)
 			found = true
 		}
 	}
@@ -80,12 +96,54 @@ func (ref *relRef) markVisible(name string) bool {
 }
 
 func (ref *relRef) markAllColumns() {
+	ref.collect(-1)
 	if ref.read == nil {
 		return
 	}
 	for i := range ref.visibleCols {
 		ref.read[i] = true
 	}
+}
+
+// collect records the column reference being resolved (see nodes).
+func (ref *relRef) collect(col int) {
+	if ref.cur != nil && *ref.cur != nil {
+		ref.nodes = append(ref.nodes, colNode{node: *ref.cur, col: col})
+	}
+}
+
+// uses are the audit records of a reference: what it reads, and for a
+// DML target what it writes.
+func (ref *relRef) uses() []ResourceUse {
+	if ref.dml == nil {
+		return []ResourceUse{ref.use()}
+	}
+	var out []ResourceUse
+	if len(ref.read) > 0 {
+		out = append(out, ref.use())
+	}
+	u := ResourceUse{Access: ref.dml.access}
+	if u.Access == "" {
+		u.Access = "update"
+	}
+	if ref.pol != nil {
+		u.Database, u.Table = ref.pol.resource.Database, ref.pol.resource.Table
+		if ref.pol.super {
+			u.PolicyIDs = []int64{-1}
+		} else {
+			u.PolicyIDs = appendID(u.PolicyIDs, ref.dml.table.PolicyID)
+		}
+		for _, i := range ref.dml.writtenColumns() {
+			u.Columns = append(u.Columns, ref.rel.Columns[i].Name)
+			if d, ok := ref.dml.columns[i]; ok {
+				u.PolicyIDs = appendID(u.PolicyIDs, d.PolicyID)
+			}
+		}
+		for _, id := range ref.pol.filter.PolicyIDs {
+			u.FilterPolicyIDs = appendID(u.FilterPolicyIDs, id)
+		}
+	}
+	return append(out, u)
 }
 
 func (ref *relRef) use() ResourceUse {
@@ -202,6 +260,10 @@ func (r *stmtRewriter) finish() {
 	for _, ref := range r.refs {
 		if r.err != nil {
 			return
+		}
+		if ref.dml != nil {
+			r.finishTarget(ref)
+			continue
 		}
 		p := ref.pol
 		if p.super {

@@ -47,13 +47,25 @@ func TestRewriteGoldenPostgres(t *testing.T) {
 	eng := testEngine(t)
 	files, _ := filepath.Glob("testdata/rewrite/*.sql")
 	checked, deparsed := 0, 0
+	executed := 0
 	for _, file := range files {
 		for _, gr := range runGoldenFile(t, eng, file) {
 			tree, err := pg.Parse(gr.c.sql)
-			if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
+			name := filepath.Base(file) + ": " + gr.c.name
+			if err == nil && (len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil) {
+				// Other statements (DML, DDL, EXPLAIN, PREPARE/EXECUTE):
+				// the rewrite must run wherever the user's text runs.
+				if gr.res.Err == nil && gr.res.Changed && runnable(tree) {
+					if err := goldenExecPG(ctx, conn, gr.c, gr.res.SQL, gr.res.Views); err != nil {
+						t.Errorf("%s: %v\nuser SQL: %s\nrewritten: %s", name, err, gr.c.sql, gr.res.SQL)
+					}
+					executed++
+				}
 				continue
 			}
-			name := filepath.Base(file) + ": " + gr.c.name
+			if err != nil {
+				continue
+			}
 			// The rewriter sends pg_query's deparse of the tree: for the
 			// user's own text it must return the same rows.
 			if text, err := pg.Deparse(tree); err == nil && text != gr.c.sql {
@@ -75,7 +87,69 @@ func TestRewriteGoldenPostgres(t *testing.T) {
 			checked++
 		}
 	}
-	t.Logf("%d rewritten SELECT cases checked against PostgreSQL, %d deparsed texts compared", checked, deparsed)
+	t.Logf("%d rewritten SELECT cases checked against PostgreSQL, %d deparsed texts compared, %d other statements executed", checked, deparsed, executed)
+}
+
+// runnable reports whether a text can run without a client on the other
+// end (COPY FROM STDIN needs one) and without state from earlier
+// statements (cursors).
+func runnable(tree *pg.ParseResult) bool {
+	for _, st := range tree.Stmts {
+		if c := st.Stmt.GetCopyStmt(); c != nil {
+			return false
+		}
+		current := false
+		walkNodes(st.Stmt, func(n *pg.Node) bool {
+			current = current || n.GetCurrentOfExpr() != nil
+			return true
+		})
+		if current {
+			return false
+		}
+	}
+	return true
+}
+
+// goldenExecPG runs the user's and the rewritten text (simple protocol,
+// each in a transaction rolled back, prepared statements deallocated
+// after): when the user's text runs, the rewrite must too. A "-- pg:"
+// note starting with "fails" expects the rewrite to fail (a check
+// option); any other note only requires the rewrite to run.
+func goldenExecPG(ctx context.Context, conn *pgx.Conn, c goldenCase, rewritten string, views []View) error {
+	var path []string
+	for _, s := range c.searchPath {
+		path = append(path, pgx.Identifier{s}.Sanitize())
+	}
+	run := func(sql string, views []View) error {
+		if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL statement_timeout = '5s'; SET LOCAL search_path = "+strings.Join(path, ", "), pgx.QueryExecModeSimpleProtocol); err != nil {
+			return err
+		}
+		defer conn.Exec(ctx, "ROLLBACK; DEALLOCATE ALL", pgx.QueryExecModeSimpleProtocol)
+		for _, v := range views {
+			if _, err := conn.Exec(ctx, v.Create, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return fmt.Errorf("creating %s: %w", v.Name, err)
+			}
+		}
+		_, err := conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+		return err
+	}
+	newErr := run(rewritten, views)
+	switch {
+	case strings.HasPrefix(c.pgNote, "fails"):
+		if newErr == nil {
+			return fmt.Errorf("the rewrite was expected to fail in PostgreSQL (%s) but runs", c.pgNote)
+		}
+		return nil
+	case c.pgNote != "":
+		if newErr != nil {
+			return fmt.Errorf("the rewrite fails: %v", newErr)
+		}
+		return nil
+	}
+	if origErr := run(c.sql, nil); origErr == nil && newErr != nil {
+		return fmt.Errorf("the user's text runs but the rewrite fails: %v", newErr)
+	}
+	return nil
 }
 
 // goldenRows runs sql with the search_path and returns its rows as text,

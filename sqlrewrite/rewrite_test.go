@@ -26,6 +26,7 @@ import (
 //	-- user: bob            (a user of testSubjects)
 //	-- search_path: sales, public   (optional)
 //	-- pg: why PostgreSQL sees a difference  (optional, see TestRewriteGoldenPostgres)
+//	-- options: apply, ddl   (optional: policy.dml-row-filter = "apply", policy.allow-ddl)
 //	SELECT …;               (one SQL text, up to the next "-- case:")
 //
 // and NAME.golden holds, per case, the SQL pgranger sends to the backend
@@ -103,11 +104,15 @@ func testRelations() []*catalog.Relation {
 			col("iban", 25, "text"), col("note", 25, "text")}},
 		{OID: 2001, Schema: "pg_catalog", Name: "pg_class", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("oid", 26, "oid"), col("relname", 19, "name")}},
 		{OID: 2002, Schema: "pg_catalog", Name: "pg_stats", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("attname", 19, "name")}},
+		{OID: 2003, Schema: "pg_catalog", Name: "pg_stat_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
+		{OID: 2004, Schema: "pg_catalog", Name: "pg_locks", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("pid", 23, "integer")}},
+		{OID: 2005, Schema: "pg_catalog", Name: "pg_statistic_ext", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("stxname", 19, "name")}},
+		{OID: 2006, Schema: "pg_catalog", Name: "pg_statio_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
 	}
 	return rels
 }
 
-func testEngine(t *testing.T) *policy.Engine {
+func testEngine(t testing.TB) *policy.Engine {
 	t.Helper()
 	data, err := os.ReadFile("../examples/policies/hive.json")
 	if err != nil {
@@ -186,6 +191,54 @@ func testEngine(t *testing.T) *policy.Engine {
 			custom(nil, []string{"public"}, "CASE WHEN ${{HAS_TAG('PII')}} THEN NULL ELSE {col} || ' [' || ${{RES.table}} || '.' || ${{RES.column}} || ': ' || '${{TAG_NAMES_CSV}}' || ']' END"),
 		},
 	})
+	// Test-only: analysts may use the udfs public.score and
+	// analytics.score* (Ranger udf resources).
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 911, Name: "test: udfs", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"public", "analytics"}}, "udf": {Values: []string{"score*"}},
+		},
+		PolicyItems: []ranger.RangerPolicyItem{{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Groups: []string{"analysts"}}},
+	})
+	// Test-only: analysts may not update hr.employees.salary.
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 909, Name: "test: no salary updates", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"hr"}}, "table": {Values: []string{"employees"}}, "column": {Values: []string{"salary"}},
+		},
+		DenyPolicyItems: []ranger.RangerPolicyItem{{Accesses: []ranger.RangerPolicyItemAccess{{Type: "update", IsAllowed: true}}, Groups: []string{"analysts"}}},
+	})
+	// Test-only write access: analysts and support may write sales.orders
+	// (which has a row filter and masks for them), sales.regions (none
+	// for bob) and "Odd Orders" (filtered and masked for everyone); every
+	// user owns the schema named after them ({OWNER} cannot match a table
+	// that does not exist yet, so the user is named).
+	writeItem := func(groups, users []string, accesses ...string) ranger.RangerPolicyItem {
+		var acc []ranger.RangerPolicyItemAccess
+		for _, a := range accesses {
+			acc = append(acc, ranger.RangerPolicyItemAccess{Type: a, IsAllowed: true})
+		}
+		return ranger.RangerPolicyItem{Accesses: acc, Groups: groups, Users: users}
+	}
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 906, Name: "test: sales writes", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"sales"}}, "table": {Values: []string{"orders", "regions", "Odd Orders", "accounts"}}, "column": {Values: []string{"*"}},
+		},
+		PolicyItems: []ranger.RangerPolicyItem{writeItem([]string{"analysts", "support"}, nil, "update", "alter", "drop", "index")},
+	}, ranger.RangerPolicy{
+		ID: 907, Name: "test: own schema", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"{USER}"}}, "table": {Values: []string{"*"}}, "column": {Values: []string{"*"}},
+		},
+		PolicyItems: []ranger.RangerPolicyItem{writeItem(nil, []string{"{USER}"}, "all")},
+	}, ranger.RangerPolicy{
+		ID: 908, Name: "test: hr writes", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive",
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"hr"}}, "table": {Values: []string{"employees"}}, "column": {Values: []string{"*"}},
+		},
+		PolicyItems: []ranger.RangerPolicyItem{writeItem([]string{"analysts"}, nil, "update", "alter")},
+	})
 	tp := &ranger.TagPolicies{}
 	if err := json.Unmarshal([]byte(testTagPolicies), tp); err != nil {
 		t.Fatal(err)
@@ -254,9 +307,10 @@ type goldenCase struct {
 	name, user, sql string
 	searchPath      []string
 	pgNote          string // an accepted difference between the user's text and the rewrite in PostgreSQL
+	opts            Options
 }
 
-func parseCases(t *testing.T, path string) []goldenCase {
+func parseCases(t testing.TB, path string) []goldenCase {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -281,6 +335,17 @@ func parseCases(t *testing.T, path string) []goldenCase {
 			cur.user = strings.TrimSpace(strings.TrimPrefix(line, "-- user:"))
 		case cur != nil && strings.HasPrefix(line, "-- pg:") && len(body) == 0:
 			cur.pgNote = strings.TrimSpace(strings.TrimPrefix(line, "-- pg:"))
+		case cur != nil && strings.HasPrefix(line, "-- options:") && len(body) == 0:
+			for _, o := range strings.Split(strings.TrimPrefix(line, "-- options:"), ",") {
+				switch strings.TrimSpace(o) {
+				case "apply":
+					cur.opts.DMLRowFilter = DMLRowFilterApply
+				case "ddl":
+					cur.opts.AllowDDL = true
+				default:
+					t.Fatalf("%s: unknown option %q", cur.name, o)
+				}
+			}
 		case cur != nil && strings.HasPrefix(line, "-- search_path:") && len(body) == 0:
 			cur.searchPath = nil
 			for _, s := range strings.Split(strings.TrimPrefix(line, "-- search_path:"), ",") {
@@ -313,7 +378,7 @@ func runGoldenFile(t *testing.T, eng *policy.Engine, file string) []goldenResult
 		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 			SearchPath: c.searchPath, DefaultSearchPath: []string{"$user", "public"}}
 		env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-		out = append(out, goldenResult{c: c, res: New(Options{}).Rewrite(context.Background(), env, sess, c.sql)})
+		out = append(out, goldenResult{c: c, res: New(c.opts).Rewrite(context.Background(), env, sess, c.sql)})
 	}
 	return out
 }
@@ -388,23 +453,31 @@ func maskAbbreviations(t *testing.T) *strings.Replacer {
 	seen := map[string]bool{}
 	for _, rel := range testRelations() {
 		for _, c := range rel.Columns {
-			for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
-				text, err := MaskSQL(m, columnType(c), QuoteIdent(c.Name), MaskOptions{})
-				if err != nil || strings.HasPrefix(text, "NULL") {
-					continue
-				}
-				tree, err := pg.Parse("SELECT " + text)
-				if err != nil {
-					t.Fatalf("mask %s on %s: %v", m, c.Name, err)
-				}
-				out, err := pg.Deparse(tree)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = strings.TrimPrefix(out, "SELECT ")
-				if !seen[out] {
-					seen[out] = true
-					pairs = append(pairs, pair{out, "<" + m + "(" + c.Name + ")>"})
+			// DML masks read the column through the target's visible name
+			// (dml.go): the aliases the cases use.
+			for _, q := range []string{"", "orders", "o", "Odd Orders", "employees", "e"} {
+				for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
+					ident, label := QuoteIdent(c.Name), c.Name
+					if q != "" {
+						ident, label = QuoteIdent(q)+"."+ident, q+"."+c.Name
+					}
+					text, err := MaskSQL(m, columnType(c), ident, MaskOptions{})
+					if err != nil || strings.HasPrefix(text, "NULL") {
+						continue
+					}
+					tree, err := pg.Parse("SELECT " + text)
+					if err != nil {
+						t.Fatalf("mask %s on %s: %v", m, c.Name, err)
+					}
+					out, err := pg.Deparse(tree)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = strings.TrimPrefix(out, "SELECT ")
+					if !seen[out] {
+						seen[out] = true
+						pairs = append(pairs, pair{out, "<" + m + "(" + label + ")>"})
+					}
 				}
 			}
 		}

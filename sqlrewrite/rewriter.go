@@ -43,7 +43,24 @@ type Options struct {
 	// are (they then return the backend's service role). By default they
 	// become the authenticated user's name.
 	KeepSessionFunctions bool
+	// DMLRowFilter is policy.dml-row-filter: "deny" (the default, Hive's
+	// block-update rule) refuses INSERT, UPDATE, DELETE, MERGE and COPY
+	// FROM on a table that has a row filter or a mask for the user;
+	// "apply" writes through a security-barrier view with CHECK OPTION
+	// instead, so UPDATE and DELETE reach only the rows the filter keeps
+	// and INSERT and UPDATE must produce rows it keeps (dml.go).
+	DMLRowFilter string
+	// AllowDDL is policy.allow-ddl: CREATE TABLE [AS], ALTER TABLE, DROP,
+	// TRUNCATE, CREATE INDEX and REFRESH MATERIALIZED VIEW with Ranger's
+	// create/alter/drop/update/index/refresh access (ddl.go). Off: denied.
+	AllowDDL bool
 }
+
+// DML row-filter modes (Options.DMLRowFilter).
+const (
+	DMLRowFilterDeny  = "deny"
+	DMLRowFilterApply = "apply"
+)
 
 // PolicyState is the policy side of one rewrite.
 type PolicyState struct {
@@ -73,6 +90,11 @@ type Session struct {
 	Database          string
 	SearchPath        []string
 	DefaultSearchPath []string
+
+	// prepared holds the statements prepared with SQL PREPARE
+	// (prepare.go); created on first use. Rewrite updates it, so a
+	// Session belongs to one connection.
+	prepared *sqlPrepared
 }
 
 // NewSession builds the rewrite session of an authenticated identity.
@@ -125,6 +147,10 @@ type Result struct {
 	// Views must exist on the backend session before SQL is sent: the
 	// security-barrier views of row-filtered relations (see View).
 	Views []View
+
+	// volatile: the result depends on, or changes, the session's SQL
+	// prepared statements (prepare.go), so it is never cached.
+	volatile bool
 }
 
 // StatementInfo describes one statement for audit and metrics.
@@ -181,6 +207,11 @@ func New(opts Options) *Rewriter {
 	if opts.NamespaceMapping == "" {
 		opts.NamespaceMapping = "schema"
 	}
+	if opts.DMLRowFilter != DMLRowFilterApply {
+		// Anything but "apply" (config validation refuses other values)
+		// is Hive's default: deny.
+		opts.DMLRowFilter = DMLRowFilterDeny
+	}
 	return &Rewriter{
 		opts:  opts,
 		cache: otter.Must(&otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}),
@@ -211,7 +242,7 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	r := rw.rewrite(ctx, env, sess, sql)
 	// A denial caused by a name the catalog did not know is not cached, so a
 	// table created a moment later is found once the catalog reloads.
-	if r.Err == nil || r.Err.Code != CodeUndefinedTable {
+	if !r.volatile && (r.Err == nil || r.Err.Code != CodeUndefinedTable) {
 		key.catalogVersion = env.Catalog.Version
 		rw.cache.Set(key, r)
 	}
@@ -239,6 +270,12 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	}
 	searchPath := sess.SearchPath
 	pathChanged := false
+	prep := &prepOverlay{sess: sess}
+	defer func() {
+		// Whatever the outcome, a text that names prepared statements
+		// depends on the session's state and must not be cached.
+		res.volatile = res.volatile || prep.touched
+	}()
 	for _, raw := range tree.Stmts {
 		st := &stmtRewriter{
 			rw:         rw,
@@ -248,6 +285,7 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 			snap:       env.Catalog,
 			searchPath: searchPath,
 			rels:       map[uint32]*relPolicy{},
+			prep:       prep,
 		}
 		info, err := st.statement(raw.Stmt)
 		if err != nil {
@@ -277,8 +315,21 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		if err != nil {
 			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement: %v", err)}
 		}
+		// pg_query's deparser has corner cases whose output does not parse
+		// ((0).f becomes 0.f): what is sent must be SQL the parser accepts.
+		again, err := pg.Parse(out)
+		if err != nil {
+			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", parseError(err).Message)}
+		}
+		// A text that renders differently once parsed again does not mean
+		// what the rewriter built ((0).f became 0.f, read back as "0. AS
+		// f"): refuse it rather than send something else.
+		if twice, err := pg.Deparse(again); err != nil || twice != out {
+			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}
+		}
 		res.SQL = out
 	}
+	prep.apply()
 	return res
 }
 

@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
@@ -83,12 +85,18 @@ func (r *stmtRewriter) withClause(w *pg.WithClause, sc *scope) {
 			return
 		}
 		sel := cte.Ctequery.GetSelectStmt()
-		if sel == nil {
-			r.fail(denyf("data-modifying WITH (%s) is not allowed through pgranger (user %q)", statementKind(cte.Ctequery), r.sess.Subject.User))
+		switch {
+		case sel != nil:
+			// A non-recursive CTE sees the ones before it, not itself.
+			r.selectStatement(sel, sc)
+		case isDMLNode(cte.Ctequery):
+			// A data-modifying WITH item: the rules of its statement
+			// (dml.go); PostgreSQL allows it only at the top level.
+			r.dmlStatement(cte.Ctequery, sc)
+		default:
+			r.fail(denyf("WITH (%s) is not allowed through pgranger (user %q)", statementKind(cte.Ctequery), r.sess.Subject.User))
 			return
 		}
-		// A non-recursive CTE sees the ones before it, not itself.
-		r.selectStatement(sel, sc)
 		sc.ctes[cte.Ctename] = true
 		if cte.SearchClause != nil || cte.CycleClause != nil {
 			r.exprs(sc, cte.SearchClause, cte.CycleClause)
@@ -310,7 +318,7 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 	if rel.IsSystem() {
 		// A view definition is the administrator's choice of what to
 		// expose, so inside one the catalog rule does not apply.
-		if reason, denied := deniedCatalogRelations[rel.Name]; denied && r.trusted == 0 {
+		if reason, denied := deniedCatalogRelation(rel.Name); denied && r.trusted == 0 {
 			r.fail(denyf("reading %s.%s is not allowed through pgranger (%s; user %q)", rel.Schema, rel.Name, reason, r.sess.Subject.User))
 			return nil
 		}
@@ -432,19 +440,41 @@ func aliasName(a *pg.Alias) string {
 // friends show other sessions' statements (which include rewritten policy
 // text), large objects bypass table policies.
 var deniedCatalogRelations = map[string]string{
-	"pg_stats":                   "column statistics hold sampled values",
-	"pg_stats_ext":               "column statistics hold sampled values",
-	"pg_stats_ext_exprs":         "column statistics hold sampled values",
-	"pg_statistic":               "column statistics hold sampled values",
-	"pg_statistic_ext_data":      "column statistics hold sampled values",
-	"pg_stat_activity":           "it shows other sessions' statements",
-	"pg_stat_statements":         "it shows other sessions' statements",
-	"pg_stat_statements_info":    "it shows other sessions' statements",
-	"pg_prepared_xacts":          "it shows other sessions' transactions",
-	"pg_prepared_statements":     "it shows rewritten statements",
-	"pg_cursors":                 "it shows rewritten statements",
-	"pg_largeobject":             "large objects are not governed",
-	"pg_largeobject_metadata":    "large objects are not governed",
-	"pg_stat_replication":        "it shows server connections",
-	"pg_backend_memory_contexts": "it shows server internals",
+	"pg_stats":                     "column statistics hold sampled values",
+	"pg_stats_ext":                 "column statistics hold sampled values",
+	"pg_stats_ext_exprs":           "column statistics hold sampled values",
+	"pg_statistic":                 "column statistics hold sampled values",
+	"pg_statistic_ext_data":        "column statistics hold sampled values",
+	"pg_stat_activity":             "it shows other sessions' statements",
+	"pg_stat_statements":           "it shows other sessions' statements",
+	"pg_stat_statements_info":      "it shows other sessions' statements",
+	"pg_prepared_xacts":            "it shows other sessions' transactions",
+	"pg_prepared_statements":       "it shows rewritten statements",
+	"pg_cursors":                   "it shows rewritten statements",
+	"pg_largeobject":               "large objects are not governed",
+	"pg_largeobject_metadata":      "large objects are not governed",
+	"pg_stat_replication":          "it shows server connections",
+	"pg_backend_memory_contexts":   "it shows server internals",
+	"pg_locks":                     "it shows other sessions' activity",
+	"pg_file_settings":             "it reads server configuration files",
+	"pg_hba_file_rules":            "it reads server configuration files",
+	"pg_ident_file_mappings":       "it reads server configuration files",
+	"pg_config":                    "it shows server internals",
+	"pg_shmem_allocations":         "it shows server internals",
+	"pg_replication_origin_status": "it shows replication state",
+}
+
+// deniedCatalogRelation applies deniedCatalogRelations and, by prefix,
+// the statistics views: pg_stat_* and pg_statio_* count the rows of
+// governed tables (n_live_tup counts rows a filter hides) and show other
+// sessions. pg_statistic_ext, which holds definitions (psql \d lists
+// them), stays readable.
+func deniedCatalogRelation(name string) (string, bool) {
+	if reason, denied := deniedCatalogRelations[name]; denied {
+		return reason, true
+	}
+	if strings.HasPrefix(name, "pg_stat_") || strings.HasPrefix(name, "pg_statio_") {
+		return "statistics views count the rows of governed tables and show other sessions", true
+	}
+	return "", false
 }

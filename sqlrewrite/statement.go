@@ -28,6 +28,9 @@ type stmtRewriter struct {
 	trusted      int    // depth of view definitions being expanded (not user SQL)
 	err          *Error // first error found while walking; stops further work
 
+	curCol *pg.Node     // the column reference being resolved (dml.go)
+	prep   *prepOverlay // SQL prepared statements of the text (prepare.go)
+
 	rels  map[uint32]*relPolicy // decisions per relation, computed once
 	views []View                // security-barrier views the statement reads
 	refs  []*relRef             // governed relation references, in order of appearance
@@ -44,27 +47,47 @@ func (r *stmtRewriter) fail(e *Error) {
 // anything not listed is denied, so a statement kind added by a future
 // grammar is refused until someone decides what it needs.
 const (
-	classRewrite = iota // analysed and rewritten
+	classRewrite = iota // analysed and rewritten: SELECT, VALUES, TABLE, WITH …, SELECT INTO
 	classPass           // forwarded as written; touches no governed data
 	classSet            // SET/RESET: checked for protected settings, search_path tracked
-	classCopy           // COPY … TO STDOUT: its query is rewritten (copy.go)
+	classCopy           // COPY … TO STDOUT: its query is rewritten; FROM STDIN is a write (copy.go)
 	classDeclare        // DECLARE CURSOR: its query is rewritten
+	classDML            // INSERT, UPDATE, DELETE, MERGE (dml.go)
+	classExplain        // EXPLAIN: its statement is analysed (explain.go)
+	classPrepare        // PREPARE, EXECUTE, DEALLOCATE (prepare.go)
+	classDDL            // CREATE TABLE [AS], ALTER TABLE, DROP, TRUNCATE, … with policy.allow-ddl (ddl.go)
 )
 
 var statementClasses = map[reflect.Type]int{
-	reflect.TypeOf(&pg.Node_SelectStmt{}):        classRewrite,
-	reflect.TypeOf(&pg.Node_VariableSetStmt{}):   classSet,
-	reflect.TypeOf(&pg.Node_DeclareCursorStmt{}): classDeclare,
-	reflect.TypeOf(&pg.Node_CopyStmt{}):          classCopy,
-	reflect.TypeOf(&pg.Node_VariableShowStmt{}):  classPass,
-	reflect.TypeOf(&pg.Node_TransactionStmt{}):   classPass,
-	reflect.TypeOf(&pg.Node_DiscardStmt{}):       classPass,
-	reflect.TypeOf(&pg.Node_DeallocateStmt{}):    classPass,
-	reflect.TypeOf(&pg.Node_FetchStmt{}):         classPass,
-	reflect.TypeOf(&pg.Node_ClosePortalStmt{}):   classPass,
-	reflect.TypeOf(&pg.Node_ListenStmt{}):        classPass,
-	reflect.TypeOf(&pg.Node_UnlistenStmt{}):      classPass,
-	reflect.TypeOf(&pg.Node_NotifyStmt{}):        classPass,
+	reflect.TypeOf(&pg.Node_SelectStmt{}):         classRewrite,
+	reflect.TypeOf(&pg.Node_VariableSetStmt{}):    classSet,
+	reflect.TypeOf(&pg.Node_DeclareCursorStmt{}):  classDeclare,
+	reflect.TypeOf(&pg.Node_CopyStmt{}):           classCopy,
+	reflect.TypeOf(&pg.Node_InsertStmt{}):         classDML,
+	reflect.TypeOf(&pg.Node_UpdateStmt{}):         classDML,
+	reflect.TypeOf(&pg.Node_DeleteStmt{}):         classDML,
+	reflect.TypeOf(&pg.Node_MergeStmt{}):          classDML,
+	reflect.TypeOf(&pg.Node_ExplainStmt{}):        classExplain,
+	reflect.TypeOf(&pg.Node_PrepareStmt{}):        classPrepare,
+	reflect.TypeOf(&pg.Node_ExecuteStmt{}):        classPrepare,
+	reflect.TypeOf(&pg.Node_DeallocateStmt{}):     classPrepare,
+	reflect.TypeOf(&pg.Node_CreateTableAsStmt{}):  classDDL,
+	reflect.TypeOf(&pg.Node_CreateStmt{}):         classDDL,
+	reflect.TypeOf(&pg.Node_DropStmt{}):           classDDL,
+	reflect.TypeOf(&pg.Node_TruncateStmt{}):       classDDL,
+	reflect.TypeOf(&pg.Node_AlterTableStmt{}):     classDDL,
+	reflect.TypeOf(&pg.Node_RenameStmt{}):         classDDL,
+	reflect.TypeOf(&pg.Node_IndexStmt{}):          classDDL,
+	reflect.TypeOf(&pg.Node_RefreshMatViewStmt{}): classDDL,
+	reflect.TypeOf(&pg.Node_ViewStmt{}):           classDDL,
+	reflect.TypeOf(&pg.Node_VariableShowStmt{}):   classPass,
+	reflect.TypeOf(&pg.Node_TransactionStmt{}):    classPass,
+	reflect.TypeOf(&pg.Node_DiscardStmt{}):        classPass,
+	reflect.TypeOf(&pg.Node_FetchStmt{}):          classPass,
+	reflect.TypeOf(&pg.Node_ClosePortalStmt{}):    classPass,
+	reflect.TypeOf(&pg.Node_ListenStmt{}):         classPass,
+	reflect.TypeOf(&pg.Node_UnlistenStmt{}):       classPass,
+	reflect.TypeOf(&pg.Node_NotifyStmt{}):         classPass,
 }
 
 func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
@@ -77,6 +100,7 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 	case classPass:
 		if d := n.GetDiscardStmt(); d != nil && d.Target == pg.DiscardMode_DISCARD_ALL {
 			r.newSearchPath = r.sess.DefaultSearchPath
+			r.prep.clear() // DISCARD ALL deallocates prepared statements
 		}
 		if t := n.GetTransactionStmt(); t != nil {
 			switch t.Kind {
@@ -101,23 +125,66 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 			return info, denyf("DECLARE of this kind of statement is not allowed through pgranger (user %q)", r.sess.Subject.User)
 		}
 		r.selectStatement(sel, nil)
-		if r.err == nil {
-			r.finish()
-		}
-	case classRewrite:
-		r.selectStatement(n.GetSelectStmt(), nil)
-		if r.err == nil {
-			r.finish()
-		}
+		r.finishIfOK()
+	case classRewrite, classDML:
+		r.query(n)
+		r.finishIfOK()
+	case classExplain:
+		r.explainStatement(n.GetExplainStmt())
+	case classPrepare:
+		r.prepareClass(n)
+	case classDDL:
+		r.ddlStatement(n)
 	}
 	info.Governed = r.governed
 	for _, ref := range r.refs {
-		info.Resources = append(info.Resources, ref.use())
+		info.Resources = append(info.Resources, ref.uses()...)
 	}
 	if r.err != nil {
 		return info, r.err
 	}
 	return info, nil
+}
+
+func (r *stmtRewriter) finishIfOK() {
+	if r.err == nil {
+		r.finish()
+	}
+}
+
+// query analyses a statement that may stand at the top, inside EXPLAIN,
+// inside PREPARE or as the source of CREATE TABLE AS: a SELECT (SELECT
+// INTO with policy.allow-ddl), a DML statement, or EXECUTE of a
+// statement prepared with SQL PREPARE (inlined: prepare.go). finish is
+// the caller's.
+func (r *stmtRewriter) query(n *pg.Node) {
+	if r.err != nil {
+		return
+	}
+	switch v := n.Node.(type) {
+	case *pg.Node_SelectStmt:
+		if into := leftmostSelect(v.SelectStmt); into.IntoClause != nil {
+			r.selectInto(v.SelectStmt, into)
+			return
+		}
+		r.selectStatement(v.SelectStmt, nil)
+	case *pg.Node_InsertStmt, *pg.Node_UpdateStmt, *pg.Node_DeleteStmt, *pg.Node_MergeStmt:
+		r.dmlStatement(n, nil)
+	case *pg.Node_ExecuteStmt:
+		r.executeStatement(n)
+	case *pg.Node_CreateTableAsStmt:
+		r.createTableAs(v.CreateTableAsStmt)
+	default:
+		r.fail(denyf("%s is not allowed here through pgranger (user %q)", statementKind(n), r.sess.Subject.User))
+	}
+}
+
+// leftmostSelect is the SELECT of a set operation that carries INTO.
+func leftmostSelect(s *pg.SelectStmt) *pg.SelectStmt {
+	for s.Op != pg.SetOperation_SETOP_NONE && s.Op != pg.SetOperation_SET_OPERATION_UNDEFINED && s.Larg != nil {
+		s = s.Larg
+	}
+	return s
 }
 
 // statementKind names a statement the way PostgreSQL's command tags do

@@ -21,7 +21,6 @@ import (
 // stored values, below the masks, as in Hive; everything above the wrapper
 // sees only masked values.
 func (r *stmtRewriter) wrap(ref *relRef) {
-	p := ref.pol
 	rel := ref.rel
 	targets := make([]*pg.Node, 0, len(rel.Columns))
 	for i := range rel.Columns {
@@ -65,40 +64,15 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 		LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
 		Op:          pg.SetOperation_SETOP_NONE,
 	}
-	if len(p.filter.Exprs) > 0 {
-		var conds []*pg.Node
-		for i, text := range p.filter.Exprs {
-			sc := exprScope{res: p.resource}
-			if i < len(p.filter.Tags) {
-				sc.tag = p.filter.Tags[i]
-			}
-			n, err := r.policyExpr(text, rel, sc)
-			if err != nil {
-				r.fail(denyf("the row filter on %s.%s cannot be applied (%s): access denied for user %q", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User))
-				return
-			}
-			conds = append(conds, n)
-		}
-		if len(conds) == 1 {
-			sel.WhereClause = conds[0]
-		} else {
-			sel.WhereClause = pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, conds, -1)
-		}
+	sel.WhereClause = r.rowFilterWhere(ref)
+	if r.err != nil {
+		return
 	}
 	alias := ref.rv.Alias
 	if alias == nil {
 		alias = &pg.Alias{Aliasname: rel.Name}
-		for _, q := range ref.qualifiedRefs {
-			if q.shadowed {
-				// Stripped to t.c, the reference would read the other
-				// item named t, whose columns were never checked for it.
-				r.fail(errorf(CodeFeatureNotSupported, "a column reference qualified with %s.%s stands where %s names another FROM item; pgranger rewrites %s.%s for user %q (select) and cannot keep that reference: give the table an alias",
-					rel.Schema, rel.Name, rel.Name, rel.Schema, rel.Name, r.sess.Subject.User))
-				return
-			}
-		}
-		for _, q := range ref.qualifiedRefs {
-			q.cr.Fields = q.cr.Fields[q.strip:]
+		if !r.stripQualifiedRefs(ref) {
+			return
 		}
 	}
 	r.changed = true
@@ -110,6 +84,57 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 		Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}},
 		Alias:    alias,
 	}}
+}
+
+// rowFilterWhere builds the row filter of a governed reference (nil when
+// none applies): every filter expression of the policy, ANDed.
+func (r *stmtRewriter) rowFilterWhere(ref *relRef) *pg.Node {
+	p, rel := ref.pol, ref.rel
+	if len(p.filter.Exprs) == 0 {
+		return nil
+	}
+	var conds []*pg.Node
+	for i, text := range p.filter.Exprs {
+		sc := exprScope{res: p.resource}
+		if i < len(p.filter.Tags) {
+			sc.tag = p.filter.Tags[i]
+		}
+		n, err := r.policyExpr(text, rel, sc)
+		if err != nil {
+			r.fail(denyf("the row filter on %s.%s cannot be applied (%s): access denied for user %q", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User))
+			return nil
+		}
+		conds = append(conds, n)
+	}
+	if len(conds) == 1 {
+		return conds[0]
+	}
+	return pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, conds, -1)
+}
+
+// stripQualifiedRefs turns schema-qualified column references to an
+// unaliased relation (s.t.c) into t.c, for a replacement named t. It
+// fails (and reports false) when t alone would name another FROM item
+// where such a reference stands.
+func (r *stmtRewriter) stripQualifiedRefs(ref *relRef) bool {
+	rel := ref.rel
+	for _, q := range ref.qualifiedRefs {
+		if q.shadowed {
+			// Stripped to t.c, the reference would read the other
+			// item named t, whose columns were never checked for it.
+			access := "select"
+			if ref.dml != nil {
+				access = "update"
+			}
+			r.fail(errorf(CodeFeatureNotSupported, "a column reference qualified with %s.%s stands where %s names another FROM item; pgranger rewrites %s.%s for user %q (%s) and cannot keep that reference: give the table an alias",
+				rel.Schema, rel.Name, rel.Name, rel.Schema, rel.Name, r.sess.Subject.User, access))
+			return false
+		}
+	}
+	for _, q := range ref.qualifiedRefs {
+		q.cr.Fields = q.cr.Fields[q.strip:]
+	}
+	return true
 }
 
 // View is a temporary security-barrier view a rewritten statement reads.
@@ -141,16 +166,14 @@ func (r *stmtRewriter) barrierView(ref *relRef, sel *pg.SelectStmt, alias *pg.Al
 		r.fail(errorf(CodeFeatureNotSupported, "parameters in TABLESAMPLE on %s.%s, which has a row filter for user %q, are not supported", ref.rel.Schema, ref.rel.Name, r.sess.Subject.User))
 		return
 	}
+	if _, err := pg.Parse(body); err != nil {
+		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", ref.rel.Schema, ref.rel.Name))
+		return
+	}
 	sum := sha256.Sum256([]byte(body))
 	name := "pgranger_rf_" + hex.EncodeToString(sum[:10])
 	v := View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true) AS " + body}
-	found := false
-	for _, have := range r.views {
-		found = found || have.Name == name
-	}
-	if !found {
-		r.views = append(r.views, v)
-	}
+	r.addView(v)
 	ref.node.Node = &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
 		Schemaname: "pg_temp", Relname: name, Inh: true, Relpersistence: "p", Alias: alias, Location: -1,
 	}}
@@ -181,19 +204,28 @@ func hasParam(m *pg.SelectStmt) bool {
 // its mask, or a typed NULL for a column the user may not read.
 func (r *stmtRewriter) columnExpr(ref *relRef, i int) (*pg.Node, *Error) {
 	col := ref.rel.Columns[i]
-	ct := columnType(col)
-	ident := QuoteIdent(col.Name)
 	if !ref.pol.colAccess[i].Allowed && !ref.trusted {
-		return parseExpr(TypedNull(ct))
+		return parseExpr(TypedNull(columnType(col)))
 	}
+	if ref.pol.masks[i].Type == "" {
+		return pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(col.Name)}, -1), nil
+	}
+	return r.maskExprFor(ref, i, QuoteIdent(col.Name), "")
+}
+
+// maskExprFor builds the mask of column i of ref over ident (the SQL text
+// that reads the stored column). qualifier, when not empty, is the name
+// the relation is visible as where the expression stands: the other
+// column references of a CUSTOM mask are qualified with it.
+func (r *stmtRewriter) maskExprFor(ref *relRef, i int, ident, qualifier string) (*pg.Node, *Error) {
+	col := ref.rel.Columns[i]
+	ct := columnType(col)
 	m := ref.pol.masks[i]
 	switch {
-	case m.Type == "":
-		return pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(col.Name)}, -1), nil
 	case m.Unmappable:
 		return parseExpr(TypedNull(ct))
 	case m.Type == "CUSTOM":
-		return r.customMask(ref, col, m)
+		return r.customMask(ref, col, m, qualifier)
 	}
 	text, err := MaskSQL(m.Type, ct, ident, r.rw.opts.Mask)
 	if errors.Is(err, ErrUnmappableMask) {
@@ -211,7 +243,7 @@ func (r *stmtRewriter) columnExpr(ref *relRef, i int) (*pg.Node, *Error) {
 // customMask builds a CUSTOM mask: valueExpr with {col} replaced by the
 // quoted column (other bare names refer to the same row), cast back to the
 // column's type so its type OID is kept. A null valueExpr means NULL.
-func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask) (*pg.Node, *Error) {
+func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask, qualifier string) (*pg.Node, *Error) {
 	ct := columnType(col)
 	if strings.TrimSpace(m.ValueExpr) == "" {
 		return parseExpr(TypedNull(ct))
@@ -223,6 +255,9 @@ func (r *stmtRewriter) customMask(ref *relRef, col catalog.Column, m policy.Mask
 	expr, err := r.policyExpr(text, ref.rel, exprScope{res: res, tag: m.CurrentTag})
 	if err != nil {
 		return nil, denyf("custom mask on %s.%s.%s cannot be applied (%s): access denied for user %q", ref.rel.Schema, ref.rel.Name, col.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User)
+	}
+	if qualifier != "" && !qualifyOwnColumns(expr, ref.rel, qualifier) {
+		return nil, denyf("custom mask on %s.%s.%s has a subquery, which cannot be placed inside %s; access denied for user %q", ref.rel.Schema, ref.rel.Name, col.Name, ref.dmlKind(), r.sess.Subject.User)
 	}
 	typ, err := parseTypeName(col.TypeName)
 	if err != nil {
@@ -265,4 +300,45 @@ func QuoteIdent(s string) string {
 // QuoteLiteral makes a standard-conforming string literal.
 func QuoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// qualifyOwnColumns qualifies the column references of a policy
+// expression over rel (which foreignColumn allows: c, t.c, s.t.c, t) with
+// the name the relation is visible as. It reports false when the
+// expression has a subquery, whose references it cannot place.
+func qualifyOwnColumns(expr *pg.Node, rel *catalog.Relation, qualifier string) bool {
+	ok := true
+	walkNodes(expr, func(n *pg.Node) bool {
+		switch v := n.Node.(type) {
+		case *pg.Node_SubLink:
+			ok = false
+			return false
+		case *pg.Node_ColumnRef:
+			var names []*pg.Node
+			var star *pg.Node
+			for _, f := range v.ColumnRef.Fields {
+				if f.GetAStar() != nil {
+					star = f
+				} else {
+					names = append(names, f)
+				}
+			}
+			q := pg.MakeStrNode(qualifier)
+			switch {
+			case star != nil:
+				v.ColumnRef.Fields = []*pg.Node{q, star}
+			case len(names) == 1 && strVal(names[0]) == rel.Name:
+				if _, isCol := rel.Column(rel.Name); !isCol {
+					v.ColumnRef.Fields = []*pg.Node{q} // whole row
+					break
+				}
+				v.ColumnRef.Fields = []*pg.Node{q, names[0]}
+			case len(names) >= 1:
+				v.ColumnRef.Fields = []*pg.Node{q, names[len(names)-1]}
+			}
+			return false
+		}
+		return true
+	})
+	return ok
 }

@@ -15,7 +15,7 @@ SELECT o.ssn FROM sales.orders o TABLESAMPLE BERNOULLI (10) REPEATABLE (42)
 SELECT id FROM sales.orders TABLESAMPLE SYSTEM (50) REPEATABLE (7)
 
 -- case: TABLESAMPLE argument reads a governed table
-SELECT 1 FROM sales.regions TABLESAMPLE SYSTEM ((SELECT count(*) FROM hr.employees))
+SELECT 1 FROM sales.regions TABLESAMPLE SYSTEM ((SELECT count(*) FROM hr.employees)) REPEATABLE (0)
 
 -- case: generate_series in FROM
 SELECT g FROM generate_series(1, 3) g

@@ -152,3 +152,53 @@ SELECT (information_schema._pg_expandarray(ARRAY[1,2])).n
 
 -- case: other information_schema names are not functions a user may call
 SELECT information_schema.nosuch(1)
+
+-- case: a schema-qualified udf with Ranger udf access is forwarded
+SELECT public.score(id) FROM public.orders
+
+-- case: a udf with access, matched by a wildcard
+SELECT analytics.score_v2(1)
+
+-- case: a udf without access names the resource
+-- user: carol
+SELECT public.score(1)
+
+-- case: an unqualified udf needs access in every schema of the path
+-- search_path: public, analytics
+SELECT score(1)
+
+-- case: an unqualified udf with $user on the path needs access there too
+-- search_path: $user, public
+SELECT score(1)
+
+-- case: a udf in a CREATE TABLE default needs udf access
+-- options: ddl
+CREATE TABLE bob.t (a int DEFAULT public.my_default())
+
+-- case: a udf in an UPDATE needs udf access
+UPDATE sales.regions SET name = public.score(1)::text
+
+-- case: a udf over a masked column sees the masked value
+SELECT public.score(ssn) FROM sales.orders
+
+-- case: a udf for a super user
+-- user: admin
+SELECT public.anything()
+
+-- case: pg_stat_get_* counters of tables are denied
+SELECT pg_stat_get_live_tuples('sales.orders'::regclass)
+
+-- case: replication functions are denied
+SELECT pg_create_logical_replication_slot('s', 'test_decoding')
+
+-- case: server file readers are denied
+SELECT pg_hba_file_rules()
+
+-- case: server actions are denied
+SELECT pg_reload_conf()
+
+-- case: pg_lock_status shows other sessions and is denied
+SELECT * FROM pg_lock_status()
+
+-- case: lo_from_bytea is denied by prefix
+SELECT lo_from_bytea(0, 'x')

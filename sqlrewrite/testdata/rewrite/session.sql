@@ -169,6 +169,7 @@ SELECT relname FROM pg_class
 
 -- case: $user in the search_path resolves to the authenticated user's schema
 -- search_path: $user, sales
+-- pg: $user is the authenticated user (bob) for pgranger, the test's superuser for PostgreSQL
 SELECT id FROM notes
 
 -- case: $user in the search_path for a user without a schema falls through

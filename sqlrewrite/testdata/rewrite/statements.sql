@@ -79,13 +79,13 @@ SELECT id FROM sales.orders FOR UPDATE
 -- case: SELECT FOR SHARE in a subquery is denied
 SELECT * FROM (SELECT id FROM sales.orders FOR SHARE) s
 
--- case: EXPLAIN is denied for now
+-- case: EXPLAIN of a row-filtered table is denied
 EXPLAIN SELECT ssn FROM sales.orders
 
--- case: PREPARE is denied for now
+-- case: PREPARE is remembered; the backend gets a placeholder
 PREPARE p AS SELECT ssn FROM sales.orders
 
--- case: EXECUTE is denied for now
+-- case: EXECUTE of a statement not prepared in the session is refused
 EXECUTE p
 
 -- case: DECLARE CURSOR has its query rewritten
