@@ -170,6 +170,7 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 		return
 	}
 	if name == "set_config" {
+		r.markConstDependent()
 		var setting string
 		if len(fc.Args) > 0 {
 			if s := fc.Args[0].GetAConst().GetSval(); s != nil {

@@ -61,6 +61,11 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprSco
 			return false
 		}
 		switch v := n.Node.(type) {
+		case *pg.Node_ParamRef:
+			// Nothing binds $n in a policy expression (and a literal
+			// template counts on the user's placeholders being the only ones).
+			failure = errorf(CodeSyntaxError, "expression has a parameter ($%d)", v.ParamRef.Number)
+			return false
 		case *pg.Node_SqlvalueFunction:
 			r.sessionValue(n, v.SqlvalueFunction)
 			return false

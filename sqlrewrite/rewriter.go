@@ -151,6 +151,14 @@ type Result struct {
 	// volatile: the result depends on, or changes, the session's SQL
 	// prepared statements (prepare.go), so it is never cached.
 	volatile bool
+	// constDependent: the analysis looked at the value of a constant
+	// (set_config's setting, is_role_in_session's role), so a template
+	// with that constant replaced by a parameter says nothing about the
+	// statement (template.go).
+	constDependent bool
+	// fromTemplate: SQL is a template's rewrite with the client's literals
+	// put back as written (so "00" stays "00", where Deparse writes "0").
+	fromTemplate bool
 }
 
 // StatementInfo describes one statement for audit and metrics.
@@ -175,6 +183,22 @@ type cacheKey struct {
 	// policy expressions and the qualification of catalog names follow it.
 	sql, identity, database, searchPath, defaultPath string
 	policyGen, policyEpoch, catalogVersion           uint64
+	// template: sql is a literal template (template.go) and the entry is
+	// in Rewriter.templates.
+	template bool
+}
+
+func newCacheKey(env *Env, sess *Session, sql string) cacheKey {
+	return cacheKey{
+		sql:            sql,
+		identity:       sess.IdentityKey,
+		database:       sess.Database,
+		searchPath:     strings.Join(sess.SearchPath, "\x00"),
+		defaultPath:    strings.Join(sess.DefaultSearchPath, "\x00"),
+		policyGen:      env.Policy.Generation,
+		policyEpoch:    policyEpoch(env),
+		catalogVersion: env.Catalog.Version,
+	}
 }
 
 // policyEpoch changes whenever a validity schedule may switch a decision
@@ -189,8 +213,9 @@ func policyEpoch(env *Env) uint64 {
 
 // Rewriter is safe for concurrent use by all sessions.
 type Rewriter struct {
-	opts  Options
-	cache *otter.Cache[cacheKey, *Result]
+	opts      Options
+	cache     *otter.Cache[cacheKey, *Result]
+	templates *otter.Cache[cacheKey, *template]
 }
 
 // New creates a Rewriter.
@@ -213,30 +238,25 @@ func New(opts Options) *Rewriter {
 		opts.DMLRowFilter = DMLRowFilterDeny
 	}
 	return &Rewriter{
-		opts:  opts,
-		cache: otter.Must(&otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}),
+		opts:      opts,
+		cache:     otter.Must(&otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}),
+		templates: otter.Must(&otter.Options[cacheKey, *template]{MaximumSize: opts.CacheSize}),
 	}
 }
 
 // Rewrite analyses sql for the session. It never returns a nil Result;
 // a denial is Result.Err. Results are shared: callers must not modify them.
 func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql string) *Result {
-	key := cacheKey{
-		sql:            sql,
-		identity:       sess.IdentityKey,
-		database:       sess.Database,
-		searchPath:     strings.Join(sess.SearchPath, "\x00"),
-		defaultPath:    strings.Join(sess.DefaultSearchPath, "\x00"),
-		policyGen:      env.Policy.Generation,
-		policyEpoch:    policyEpoch(env),
-		catalogVersion: env.Catalog.Version,
-	}
+	key := newCacheKey(env, sess, sql)
 	if env.Policy.Unavailable != "" {
 		// Stale or missing policies: nothing cached under a good state may
 		// be served, and nothing decided now may outlive the outage.
 		return rw.rewrite(ctx, env, sess, sql)
 	}
 	if r, ok := rw.cache.GetIfPresent(key); ok {
+		return r
+	}
+	if r, ok := rw.rewriteTemplated(ctx, env, sess, sql, key); ok {
 		return r
 	}
 	r := rw.rewrite(ctx, env, sess, sql)
@@ -249,7 +269,13 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	return r
 }
 
-func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql string) (res *Result) {
+func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql string) *Result {
+	return rw.rewriteText(ctx, env, sess, sql, true)
+}
+
+// rewriteText rewrites sql; with apply false it leaves the session's SQL
+// prepared statements as they are (a literal template is analysed, not run).
+func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sql string, apply bool) (res *Result) {
 	defer func() {
 		// A bug in the analysis must deny the statement, not kill the
 		// process with every session in it.
@@ -296,6 +322,7 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		}
 		env.Catalog = st.snap // a forced reload is visible to later statements
 		res.Changed = res.Changed || st.changed
+		res.constDependent = res.constDependent || st.constDependent
 	views:
 		for _, v := range st.views {
 			for _, have := range res.Views {
@@ -329,7 +356,9 @@ func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		}
 		res.SQL = out
 	}
-	prep.apply()
+	if apply {
+		prep.apply()
+	}
 	return res
 }
 

@@ -42,6 +42,7 @@ func (r *stmtRewriter) sessionFunctionCall(n *pg.Node, fc *pg.FuncCall) bool {
 		}
 		n.Node = typedLiteral(subj.User, "name").Node
 	case "is_role_in_session":
+		r.markConstDependent()
 		if len(fc.Args) != 1 || fc.Args[0].GetAConst().GetSval() == nil {
 			return false
 		}

@@ -22,11 +22,12 @@ type stmtRewriter struct {
 	searchPath    []string
 	newSearchPath []string // set by SET/RESET search_path, DISCARD ALL
 
-	changed      bool
-	governed     bool
-	inPolicyExpr bool   // walking a trusted policy expression, not user SQL
-	trusted      int    // depth of view definitions being expanded (not user SQL)
-	err          *Error // first error found while walking; stops further work
+	changed        bool
+	governed       bool
+	constDependent bool   // the analysis read a constant's value (Result.constDependent)
+	inPolicyExpr   bool   // walking a trusted policy expression, not user SQL
+	trusted        int    // depth of view definitions being expanded (not user SQL)
+	err            *Error // first error found while walking; stops further work
 
 	curCol *pg.Node     // the column reference being resolved (dml.go)
 	prep   *prepOverlay // SQL prepared statements of the text (prepare.go)
@@ -34,6 +35,16 @@ type stmtRewriter struct {
 	rels  map[uint32]*relPolicy // decisions per relation, computed once
 	views []View                // security-barrier views the statement reads
 	refs  []*relRef             // governed relation references, in order of appearance
+}
+
+// markConstDependent notes that the analysis of user SQL read a constant's
+// value: a literal template of the statement stands for nothing
+// (template.go). Constants of policy expressions and view definitions
+// are not the user's and never become placeholders.
+func (r *stmtRewriter) markConstDependent() {
+	if !r.inPolicyExpr && r.trusted == 0 {
+		r.constDependent = true
+	}
 }
 
 // fail records the first error; walkers check r.err and stop.
