@@ -37,6 +37,8 @@ func main() {
 	clientsFlag := flag.String("clients", "8,32", "pgbench client counts")
 	scale := flag.Int("scale", 10, "pgbench scale factor")
 	bin := flag.String("pgranger", "bin/pgranger", "the pgranger binary (make build)")
+	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (through PGRANGER_CPU_PROFILE)")
 	flag.Parse()
 	if err := run(*duration, *repeat, *clientsFlag, *scale, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -53,6 +55,9 @@ type result struct {
 	p99ms float64
 	avgms float64
 }
+
+// Set by flags.
+var onlyWorkloads, cpuProfile string
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
 	for _, tool := range []string{"pgbench", "pgbouncer"} {
@@ -133,6 +138,9 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	fmt.Println("\n| workload | clients | target | TPS | avg ms | p99 ms | ratio to direct | ratio to pgbouncer |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, w := range workloads {
+		if !strings.Contains(w.name, onlyWorkloads) {
+			continue
+		}
 		for _, n := range clients {
 			runs := map[string][]result{}
 			for r := 0; r < repeat; r++ {
@@ -213,6 +221,10 @@ level = "warn"
 	os.WriteFile(path, []byte(cfg), 0o644)
 	cmd := exec.Command(bin, "serve", "--config", path)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if cpuProfile != "" {
+		abs, _ := filepath.Abs(cpuProfile)
+		cmd.Env = append(os.Environ(), "PGRANGER_CPU_PROFILE="+abs)
+	}
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}

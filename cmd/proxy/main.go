@@ -110,6 +110,7 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	log := newLogger(cfg.Log, stderr)
+	defer startCPUProfile(log)()
 
 	auth, err := identity.New(cfg.Identity)
 	if err != nil {
