@@ -1,12 +1,13 @@
 # pgranger — see README.md.
 #   make demo   throwaway PostgreSQL + sample data + pgranger on 127.0.0.1:6432
 #   make test   what CI runs: formatting, vet, unit and end-to-end tests
+#   make bench  performance against direct PostgreSQL and pgbouncer
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps demo test vet fmt-check unit e2e clean
+.PHONY: all build deps demo test vet fmt-check unit e2e bench gobench clean
 
 all: build
 
@@ -35,6 +36,16 @@ e2e:
 
 test: deps fmt-check vet build
 	$(GO) test -count=1 -timeout 20m ./...
+
+# make bench: pgbench direct / pgbouncer / pgranger, interleaved, medians
+# and ratios (docs/performance.md); BENCH_FLAGS="-duration 5s -repeat 1" for a quick look.
+bench: build
+	@scripts/ensure-deps.sh bench
+	$(GO) run ./bench $(BENCH_FLAGS)
+	$(MAKE) gobench
+
+gobench:
+	$(GO) test -run '^$$' -bench . -benchmem ./sqlrewrite ./policy ./pgwire
 
 clean:
 	rm -rf bin

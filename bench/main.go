@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pgranger/pgranger/internal/testpg"
 )
 
@@ -37,8 +39,9 @@ func main() {
 	clientsFlag := flag.String("clients", "8,32", "pgbench client counts")
 	scale := flag.Int("scale", 10, "pgbench scale factor")
 	bin := flag.String("pgranger", "bin/pgranger", "the pgranger binary (make build)")
+	flag.IntVar(&idleClients, "idle", 1000, "idle client connections to hold through pgranger for the memory measurement (0: skip)")
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (through PGRANGER_CPU_PROFILE)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.Parse()
 	if err := run(*duration, *repeat, *clientsFlag, *scale, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -48,6 +51,7 @@ func main() {
 
 type target struct {
 	name, port, user, password string
+	script                     string // replaces the workload's -f script, when set
 }
 
 type result struct {
@@ -57,7 +61,10 @@ type result struct {
 }
 
 // Set by flags.
-var onlyWorkloads, cpuProfile string
+var (
+	onlyWorkloads, cpuProfile string
+	idleClients               int
+)
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
 	for _, tool := range []string{"pgbench", "pgbouncer"} {
@@ -72,7 +79,7 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	}
 	ctx := context.Background()
 	fmt.Println("starting PostgreSQL …")
-	c, err := testpg.New(ctx)
+	c, err := testpg.NewWith(ctx, testpg.Options{MaxConnections: idleClients + 100})
 	if err != nil {
 		return err
 	}
@@ -97,7 +104,7 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 
-	rangerPort, stopRanger, err := startPgranger(bin, dir, c)
+	rangerPort, rangerPID, stopRanger, err := startPgranger(bin, dir, c)
 	if err != nil {
 		return err
 	}
@@ -110,10 +117,18 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 
 	script := filepath.Join(dir, "governed.sql")
 	os.WriteFile(script, []byte(governedScript(scale)), 0o644)
+	// The same statement as pgranger sends it, direct, over a permanent
+	// copy of pgranger's security-barrier view: what PostgreSQL itself
+	// spends on the mask and the row filter, apart from the proxy.
+	rewrittenScript, err := rewrittenGoverned(ctx, bin, dir, c, scale)
+	if err != nil {
+		return err
+	}
 
-	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword}
-	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword}
-	ranger := target{"pgranger", rangerPort, "bench", "bench"}
+	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword, ""}
+	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword, ""}
+	ranger := target{"pgranger", rangerPort, "bench", "bench", ""}
+	directRewritten := target{"direct-rewritten", pgPort, "postgres", testpg.SuperPassword, rewrittenScript}
 
 	type workload struct {
 		name    string
@@ -122,8 +137,8 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	}
 	workloads := []workload{
 		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, []target{direct, bouncer, ranger}},
-		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, []target{direct, ranger}},
-		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, []target{direct, ranger}},
+		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, []target{direct, directRewritten, ranger}},
+		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, []target{direct, directRewritten, ranger}},
 	}
 	var clients []int
 	for _, s := range strings.Split(clientsFlag, ",") {
@@ -137,6 +152,7 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	fmt.Printf("\npgbench, %s per run, %d repetitions (median), scale %d, on %s\n", duration, repeat, scale, hostDesc())
 	fmt.Println("\n| workload | clients | target | TPS | avg ms | p99 ms | ratio to direct | ratio to pgbouncer |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
+	rssAfter := []string{fmt.Sprintf("start %.1f", rssMB(rangerPID))}
 	for _, w := range workloads {
 		if !strings.Contains(w.name, onlyWorkloads) {
 			continue
@@ -161,6 +177,14 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 				}
 				fmt.Printf("| %s | %d | %s | %.0f | %.3f | %.3f | %.2f | %s |\n", w.name, n, t.name, m.tps, m.avgms, m.p99ms, m.tps/base.tps, vsBouncer)
 			}
+			rssAfter = append(rssAfter, fmt.Sprintf("%.1f", rssMB(rangerPID)))
+		}
+	}
+	// Memory after each workload: growth after warm-up would show here.
+	fmt.Printf("\npgranger RSS (MB) at the start and after each workload and client count: %s\n", strings.Join(rssAfter, ", "))
+	if idleClients > 0 {
+		if err := idleMemory(ctx, rangerPort, rangerPID, idleClients); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -181,7 +205,44 @@ GRANT SELECT ON ALL TABLES IN SCHEMA public, gov TO pgranger_svc;
 // masked (MASK_SHOW_LAST_4) and a row filter applies (it keeps every row,
 // so the work compares like for like with the direct run).
 func governedScript(scale int) string {
-	return fmt.Sprintf("\\set aid random(1, %d)\nSELECT aid, abalance, ssn FROM gov.accounts WHERE aid = :aid;\n", 100000*scale)
+	return governedSelect(scale, "gov.accounts")
+}
+
+// rewrittenGoverned asks pgranger (check) for the view and statement it
+// sends for the governed script's SELECT, creates the view permanently as
+// gov.pgranger_rf_bench and returns a script running the rewritten
+// statement against it.
+func rewrittenGoverned(ctx context.Context, bin, dir string, c *testpg.Cluster, scale int) (string, error) {
+	if abs, err := filepath.Abs(bin); err == nil {
+		bin = abs
+	}
+	cmd := exec.Command(bin, "check", "--config", filepath.Join(dir, "pgranger.toml"), "--user", "bench",
+		"SELECT aid, abalance, ssn FROM gov.accounts WHERE aid = 1")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("pgranger check: %v\n%s", err, out)
+	}
+	var body string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "CREATE OR REPLACE VIEW pg_temp."); ok {
+			if _, def, ok := strings.Cut(rest, " WITH (security_barrier = true) AS "); ok {
+				body = def
+			}
+		}
+	}
+	if body == "" {
+		return "", fmt.Errorf("pgranger check printed no security-barrier view:\n%s", out)
+	}
+	if err := c.Exec(ctx, "bench", "CREATE VIEW gov.pgranger_rf_bench WITH (security_barrier = true) AS "+body); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "governed-rewritten.sql")
+	return path, os.WriteFile(path, []byte(governedSelect(scale, "gov.pgranger_rf_bench accounts")), 0o644)
+}
+
+func governedSelect(scale int, from string) string {
+	return fmt.Sprintf("\\set aid random(1, %d)\nSELECT aid, abalance, ssn FROM %s WHERE aid = :aid;\n", 100000*scale, from)
 }
 
 const benchPolicies = `{"serviceName": "bench", "policyVersion": 1, "policies": [
@@ -193,18 +254,18 @@ const benchPolicies = `{"serviceName": "bench", "policyVersion": 1, "policies": 
   "rowFilterPolicyItems": [{"accesses": [{"type": "select"}], "users": ["bench"], "rowFilterInfo": {"filterExpr": "bid > 0"}}]}
 ]}`
 
-func startPgranger(bin, dir string, c *testpg.Cluster) (string, func(), error) {
+func startPgranger(bin, dir string, c *testpg.Cluster) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	os.WriteFile(filepath.Join(dir, "hive.json"), []byte(benchPolicies), 0o644)
 	cfg := fmt.Sprintf(`[listen]
 addr = "127.0.0.1:%s"
-max-clients = 500
+max-clients = %d
 [backend]
 dsn = %q
-pool-size = 64
+pool-size = %d
 [[identity.users]]
 name = "bench"
 password = "bench"
@@ -216,24 +277,70 @@ path = ""
 addr = ""
 [log]
 level = "warn"
-`, port, c.DSN("pgranger_svc", "pgranger_svc", "bench"))
+`, port, idleClients+100, c.DSN("pgranger_svc", "pgranger_svc", "bench"), max(64, idleClients+16))
 	path := filepath.Join(dir, "pgranger.toml")
 	os.WriteFile(path, []byte(cfg), 0o644)
-	cmd := exec.Command(bin, "serve", "--config", path)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	args := []string{"serve", "--config", path}
 	if cpuProfile != "" {
 		abs, _ := filepath.Abs(cpuProfile)
-		cmd.Env = append(os.Environ(), "PGRANGER_CPU_PROFILE="+abs)
+		args = append(args, "--cpuprofile", abs)
 	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
 	if err := waitPort(port); err != nil {
 		stop()
-		return "", nil, err
+		return "", 0, nil, err
 	}
-	return port, stop, nil
+	return port, cmd.Process.Pid, stop, nil
+}
+
+// rssMB is a process's resident set size in MB (/proc/PID/status VmRSS).
+func rssMB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// idleMemory opens n client connections through pgranger, runs one
+// statement on each, holds them all open and reports pgranger's RSS before
+// and while they are held.
+func idleMemory(ctx context.Context, port string, pid, n int) error {
+	before := rssMB(pid)
+	conns := make([]*pgx.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close(ctx)
+		}
+	}()
+	dsn := fmt.Sprintf("host=127.0.0.1 port=%s user=bench password=bench dbname=bench sslmode=disable", port)
+	for i := 0; i < n; i++ {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return fmt.Errorf("idle connection %d: %w", i+1, err)
+		}
+		conns = append(conns, c)
+		var one int
+		if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+			return fmt.Errorf("idle connection %d: %w", i+1, err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	held := rssMB(pid)
+	fmt.Printf("\n%d idle client connections through pgranger: RSS %.1f MB (%.1f MB before; %.0f KB per connection) — target ≤ 150 MB\n",
+		n, held, before, (held-before)*1024/float64(n))
+	return nil
 }
 
 func startPgbouncer(dir, pgPort string) (string, func(), error) {
@@ -294,6 +401,13 @@ func pgbench(env []string, dir string, t target, clients int, d time.Duration, e
 	prefix := filepath.Join(dir, fmt.Sprintf("log-%s-%d-%d", t.name, clients, time.Now().UnixNano()))
 	args := append([]string{"-n", "-c", strconv.Itoa(clients), "-j", "2", "-T", strconv.Itoa(int(d.Seconds())),
 		"-l", "--log-prefix", prefix, "-h", "127.0.0.1", "-p", t.port, "-U", t.user}, extra...)
+	if t.script != "" {
+		for i := range args {
+			if args[i] == "-f" && i+1 < len(args) {
+				args[i+1] = t.script
+			}
+		}
+	}
 	args = append(args, "bench")
 	cmd := exec.Command("pgbench", args...)
 	cmd.Env = append(env, "PGPASSWORD="+t.password)

@@ -69,13 +69,17 @@ func readStartup(r *bufio.Reader, max int) ([]byte, error) {
 	return body, nil
 }
 
+// writeFrame buffers one frame. The header goes in byte by byte: a header
+// array handed to Write would escape to the heap, one allocation per
+// relayed DataRow (BenchmarkRelayResult). bufio's errors are sticky, so
+// the last Write reports any.
 func writeFrame(w *bufio.Writer, typ byte, body []byte) error {
-	var hdr [5]byte
-	hdr[0] = typ
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(body)+4))
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
-	}
+	n := uint32(len(body) + 4)
+	w.WriteByte(typ)
+	w.WriteByte(byte(n >> 24))
+	w.WriteByte(byte(n >> 16))
+	w.WriteByte(byte(n >> 8))
+	w.WriteByte(byte(n))
 	_, err := w.Write(body)
 	return err
 }

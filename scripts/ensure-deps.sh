@@ -13,6 +13,11 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
 fi
 command -v psql >/dev/null 2>&1 || need_pkgs+=(postgresql-client)
 command -v runuser >/dev/null 2>&1 || need_pkgs+=(util-linux)
+# `make bench` (ensure-deps.sh bench) also compares against pgbouncer.
+if [ "${1:-}" = bench ]; then
+  command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need_pkgs+=(pgbouncer)
+  command -v pgbench >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/pgbench ] || need_pkgs+=(postgresql-contrib)
+fi
 
 # Clients for e2e/clients_test.go: installed where possible; where not,
 # those tests skip with a loud message rather than fail the build.

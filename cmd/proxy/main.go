@@ -97,6 +97,7 @@ func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "path to the TOML configuration file (required)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the serving process to this file (performance work)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -110,7 +111,7 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	log := newLogger(cfg.Log, stderr)
-	defer startCPUProfile(log)()
+	defer startCPUProfile(log, *cpuProfile)()
 
 	auth, err := identity.New(cfg.Identity)
 	if err != nil {

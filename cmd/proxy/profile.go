@@ -6,22 +6,20 @@ import (
 	"runtime/pprof"
 )
 
-// startCPUProfile writes a CPU profile of the serving process to the file
-// named by PGRANGER_CPU_PROFILE, for performance work (bench -cpuprofile).
-// It returns the function that ends the profile; without the variable it
-// does nothing.
-func startCPUProfile(log *slog.Logger) (stop func()) {
-	path := os.Getenv("PGRANGER_CPU_PROFILE")
+// startCPUProfile writes a CPU profile of the serving process to path
+// (serve --cpuprofile, used by bench -cpuprofile). It returns the function
+// that ends the profile; without a path it does nothing.
+func startCPUProfile(log *slog.Logger, path string) (stop func()) {
 	if path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		log.Error("PGRANGER_CPU_PROFILE", "err", err)
+		log.Error("--cpuprofile", "err", err)
 		return func() {}
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		log.Error("PGRANGER_CPU_PROFILE", "err", err)
+		log.Error("--cpuprofile", "err", err)
 		f.Close()
 		return func() {}
 	}

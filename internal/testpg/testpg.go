@@ -70,8 +70,21 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// New initialises and starts a cluster. logf receives progress lines.
+// New initialises and starts a cluster.
 func New(ctx context.Context) (*Cluster, error) {
+	return NewWith(ctx, Options{})
+}
+
+// Options adjusts a cluster.
+type Options struct {
+	MaxConnections int // default 300
+}
+
+// NewWith initialises and starts a cluster with opts.
+func NewWith(ctx context.Context, o Options) (*Cluster, error) {
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = 300
+	}
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -110,7 +123,7 @@ func New(ctx context.Context) (*Cluster, error) {
 			return nil, err
 		}
 		c.Port = port
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=300", port, dir)
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=%d", port, dir, o.MaxConnections)
 		out, err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
 		if err == nil {
 			return c, nil
