@@ -257,6 +257,11 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		return r
 	}
 	if r, ok := rw.rewriteTemplated(ctx, env, sess, sql, key); ok {
+		// Kept by its exact text too: a text that comes back (a prepared
+		// statement checked at every Bind) is then one lookup. otter's
+		// admission policy keeps one-off texts from crowding out the rest.
+		key.catalogVersion = env.Catalog.Version
+		rw.cache.Set(key, r)
 		return r
 	}
 	r := rw.rewrite(ctx, env, sess, sql)
