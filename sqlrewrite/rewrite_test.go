@@ -99,6 +99,10 @@ func testRelations() []*catalog.Relation {
 		// Tagged (testTags): the table REGIONAL, its column iban PII, the
 		// schema SALESDB; tag and resource policies with ${{…}}
 		// expressions (testTagPolicies, testEngine).
+		// A foreign table attached as a partition of sales.orders, and one
+		// standing alone: governed like tables.
+		{OID: 1013, Schema: "sales", Name: "orders_archive", Kind: catalog.KindForeignTable, Owner: "postgres", Columns: orders, RootSchema: "sales", RootName: "orders"},
+		{OID: 1014, Schema: "hr", Name: "employees_remote", Kind: catalog.KindForeignTable, Owner: "postgres", Columns: employees},
 		{OID: 1012, Schema: "sales", Name: "accounts", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{
 			col("id", 23, "integer"), col("owner", 25, "text"), col("region", 25, "text"), col("team", 25, "text"),
 			col("iban", 25, "text"), col("note", 25, "text")}},

@@ -65,6 +65,12 @@ SELECT x.a FROM XMLTABLE('/r' PASSING (SELECT xmlforest(ssn) FROM sales.orders L
 -- case: a partition child is governed by the root's policies
 SELECT id, ssn FROM sales.orders_2024
 
+-- case: a foreign table that is a partition is governed by the root's policies
+SELECT id, ssn FROM sales.orders_archive
+
+-- case: a foreign table standing alone is a resource of its own
+SELECT name, salary FROM hr.employees_remote
+
 -- case: a partition child for carol
 -- user: carol
 SELECT amount FROM sales.orders_2024
