@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -146,10 +147,11 @@ func TestJDBCMetadata(t *testing.T) {
 
 // The rest of the JDBC matrix, as bob (and carol for a denial), against a
 // proxy of its own whose policy file the test edits while a server-side
-// prepared statement is open.
+// prepared statement is open. bob may write mallory.loot (attackPolicies):
+// batches and copyIn write rows there, which are read back.
 func TestJDBC(t *testing.T) {
 	java, cp := jdbcProgram(t)
-	p := startProxy(t, proxyOptions{})
+	p := writerProxy(t, "jdbc ")
 	stored := storedOrders(t)
 	bob := bobsOrders(stored)
 
@@ -172,11 +174,11 @@ func TestJDBC(t *testing.T) {
 
 	// The policy edits, each waited for in the proxy's log before the
 	// program goes on: ssn becomes MASK_NULL, then the demo mask again.
-	changed := demoPolicies(t)
+	changed := attackPolicies(t)
 	items := changed.policy(t, 10)["dataMaskPolicyItems"].([]any)
 	items[1].(map[string]any)["dataMaskInfo"] = map[string]any{"dataMaskType": "MASK_NULL"}
 	changed.bump()
-	restored := demoPolicies(t)
+	restored := attackPolicies(t)
 	restored.bump()
 	restored.bump()
 	edits := []struct {
@@ -250,6 +252,17 @@ func TestJDBC(t *testing.T) {
 		"batch: ERROR 42501 next 42501",
 		"statement batch: ERROR 42501",
 		fmt.Sprintf("after batch: %d", len(bob)),
+		"batch write: 1,1,1,1,1,1",
+		"batch masked: 1,0,1", // order 2 is EU: filtered out for bob
+		"batch mixed: ERROR 42501",
+		"batch rollback: 1,1",
+	)
+	for i := 0; i < 6; i++ {
+		want = append(want, fmt.Sprintf("batch read: jdbc batch %d", i))
+	}
+	want = append(want,
+		"batch read: jdbc ssn 1 "+maskShowLast4(byID[1].ssn),
+		"batch read: jdbc ssn 3 "+maskShowLast4(byID[3].ssn),
 		"txn first: "+maskShowLast4(byID[5].ssn),
 		"txn denied: ERROR 42501",
 		"txn aborted: ERROR 25P02",
@@ -270,6 +283,10 @@ func TestJDBC(t *testing.T) {
 	}
 	want = append(want,
 		"copy in: ERROR 42501",
+		"copy in write: 2 1",
+		"copy in read: jdbc copy a",
+		"copy in read: jdbc copy b",
+		"copy in read: jdbc copy, csv",
 		"setSchema sales: "+idSSN(1),
 		// hr.employees email: CUSTOM mask regexp_replace(email, '^[^@]+', '*****').
 		"currentSchema hr: 1|*****@example.com",
@@ -279,6 +296,14 @@ func TestJDBC(t *testing.T) {
 		"after rollback: "+maskShowLast4(byID[1].ssn),
 		"autosave denied: ERROR 42501",
 		"autosave next: "+maskShowLast4(byID[1].ssn),
+	)
+	want = append(want,
+		// The driver folds batches in powers of two: a two-row INSERT
+		// (Statement.SUCCESS_NO_INFO for each) and the last one alone.
+		"rewritten batch: -2,-2,1",
+		"rewritten batch: jdbc rewritten 0",
+		"rewritten batch: jdbc rewritten 1",
+		"rewritten batch: jdbc rewritten 2",
 	)
 	for _, mode := range []string{"simple", "extendedForPrepared", "extendedCacheEverything"} {
 		for _, o := range bob {
@@ -294,6 +319,18 @@ func TestJDBC(t *testing.T) {
 		}
 	}
 	expectLines(t, "ClientCheck run", run, want)
+	// What PostgreSQL stored: the written rows and nothing of the failed
+	// or rolled-back batches.
+	var stored2 []string
+	for _, l := range want {
+		for _, prefix := range []string{"batch read: ", "copy in read: ", "rewritten batch: jdbc"} {
+			if strings.HasPrefix(l, prefix) {
+				stored2 = append(stored2, strings.TrimPrefix(l, strings.TrimSuffix(prefix, "jdbc")))
+			}
+		}
+	}
+	sort.Strings(stored2)
+	equalLines(t, "mallory.loot", lootRows(t, "jdbc "), stored2)
 	if t.Failed() {
 		t.Logf("pgranger log:\n%s", p.log())
 	}

@@ -48,9 +48,10 @@ func TestNodePostgres(t *testing.T) {
 	node, modules := nodePgModules(t)
 	stored := storedOrders(t)
 	bob := bobsOrders(stored)
+	p := writerProxy(t, "node ") // bob may write mallory.loot
 	run := runClient(t, time.Minute, "", []string{"NODE_PATH=" + modules}, node,
 		filepath.Join(repoRoot, "e2e/testdata/clients/nodepg_check.js"),
-		demoProxy.dsn("bob", "bob"), demoProxy.dsn("carol", "carol"))
+		p.dsn("bob", "bob"), p.dsn("carol", "carol"))
 	if run.err != nil {
 		t.Fatalf("nodepg_check.js: %v\n%s\n%s", run.err, run.stdout, run.stderr)
 	}
@@ -84,16 +85,27 @@ func TestNodePostgres(t *testing.T) {
 		"named denied 1: ERROR 42501",
 		"named denied 2: ERROR 42501",
 		"named insert: ERROR 42501",
+		"named returning: INSERT 1 node a|6",
+		"named returning: INSERT 1 node b|6",
+		"named masked returning 1: 1 node ssn 1 "+maskShowLast4(byID[1].ssn),
+		"named masked returning 2: 0 ", // EU: filtered out for bob
+		"named masked returning 3: 1 node ssn 3 "+maskShowLast4(byID[3].ssn),
 		"named again: "+named(3),
 		"txn denied: ERROR 42501",
 		"txn aborted: ERROR 25P02",
 		"txn after rollback: "+named(5),
-		"carol denied: ERROR 42501",
 	)
+	// The INSERT before the denial was rolled back with the transaction.
+	written := []string{"node a", "node b", "node ssn 1 " + maskShowLast4(byID[1].ssn), "node ssn 3 " + maskShowLast4(byID[3].ssn)}
+	for _, v := range written {
+		want = append(want, "written: "+v)
+	}
+	want = append(want, "carol denied: ERROR 42501")
 	for _, o := range stored {
 		if o.region == "EU" {
 			want = append(want, fmt.Sprintf("carol: %d|NULL", o.id))
 		}
 	}
 	expectLines(t, "nodepg_check.js", run, want)
+	equalLines(t, "mallory.loot", lootRows(t, "node "), written)
 }

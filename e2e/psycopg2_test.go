@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 )
@@ -20,9 +21,10 @@ func TestPsycopg2(t *testing.T) {
 	})
 	stored := storedOrders(t)
 	bob := bobsOrders(stored)
+	p := writerProxy(t, "py ") // bob may write mallory.loot
 	run := runClient(t, time.Minute, "", nil, systemPython,
 		filepath.Join(repoRoot, "e2e/testdata/clients/psycopg2_check.py"),
-		demoProxy.dsn("bob", "bob"), demoProxy.dsn("carol", "carol"))
+		p.dsn("bob", "bob"), p.dsn("carol", "carol"))
 	if run.err != nil {
 		t.Fatalf("psycopg2_check.py: %v\n%s\n%s", run.err, run.stdout, run.stderr)
 	}
@@ -75,6 +77,20 @@ func TestPsycopg2(t *testing.T) {
 	want = append(want,
 		"copy denied column: ERROR 42501",
 		"copy from: ERROR 42501",
+		"copy_expert from: 2",
+		"copy_expert csv from: 1",
+		"copy_from: 1",
+		"executemany: 3",
+		"returning: py ssn 1 "+ssn(1), // order 2 is EU: filtered out for bob
+		"returning: py ssn 3 "+ssn(3),
+	)
+	written := []string{"py copy a", "py copy b", "py copy, csv", "py copy_from", "py many 0", "py many 1", "py many 2",
+		"py ssn 1 " + ssn(1), "py ssn 3 " + ssn(3)}
+	sort.Strings(written) // COLLATE "C"
+	for _, v := range written {
+		want = append(want, "written: "+v)
+	}
+	want = append(want,
 		"txn first: "+ssn(5),
 		"txn denied: ERROR 42501",
 		"txn aborted: ERROR 25P02",
@@ -92,4 +108,5 @@ func TestPsycopg2(t *testing.T) {
 		}
 	}
 	expectLines(t, "psycopg2_check.py", run, want)
+	equalLines(t, "mallory.loot", lootRows(t, "py "), written)
 }

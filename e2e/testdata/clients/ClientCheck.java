@@ -116,6 +116,15 @@ public class ClientCheck {
         return out;
     }
 
+    static String counts(int[] n) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n.length; i++) {
+            if (i > 0) b.append(',');
+            b.append(n[i]);
+        }
+        return b.toString();
+    }
+
     static void print(String name, List<String> rows) {
         if (rows.isEmpty()) System.out.println(name + ": (none)");
         for (String r : rows) System.out.println(name + ": " + r);
@@ -241,7 +250,8 @@ public class ClientCheck {
             }
             ps.close();
 
-            // Batches: INSERT is denied by policy; the driver reports the
+            // Batches: INSERT into sales.orders is denied by policy (bob has
+            // no update access there); the driver reports the
             // batch entry and the server error with their SQLSTATEs.
             check("batch", () -> {
                 try (PreparedStatement ins = c.prepareStatement(
@@ -272,6 +282,63 @@ public class ClientCheck {
             check("after batch", () -> {
                 try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM sales.orders")) {
                     print("after batch", all(rs));
+                }
+            });
+
+            // Batches into a table bob may write (update access on
+            // mallory.*): six entries, so the driver switches to the
+            // server-side statement in the middle of the pipeline; an
+            // INSERT … SELECT writes the masked values bob reads (id 2 is
+            // filtered out: 0 rows); the rows are read back.
+            check("batch write", () -> {
+                try (PreparedStatement ins = c.prepareStatement("INSERT INTO mallory.loot (v) VALUES (?)")) {
+                    for (int i = 0; i < 6; i++) {
+                        ins.setString(1, "jdbc batch " + i);
+                        ins.addBatch();
+                    }
+                    System.out.println("batch write: " + counts(ins.executeBatch()));
+                }
+            });
+            check("batch masked", () -> {
+                try (PreparedStatement ins = c.prepareStatement(
+                        "INSERT INTO mallory.loot (v) SELECT 'jdbc ssn ' || id || ' ' || ssn FROM sales.orders WHERE id = ?")) {
+                    for (int id : new int[] {1, 2, 3}) {
+                        ins.setInt(1, id);
+                        ins.addBatch();
+                    }
+                    System.out.println("batch masked: " + counts(ins.executeBatch()));
+                }
+            });
+            // A batch whose second entry is denied fails as a whole: it ran
+            // in one implicit transaction, so its first row is gone too.
+            check("batch mixed", () -> {
+                try (Statement st = c.createStatement()) {
+                    st.addBatch("INSERT INTO mallory.loot (v) VALUES ('jdbc mixed')");
+                    st.addBatch("INSERT INTO sales.orders (id, customer, region) VALUES (98, 'x', 'US')");
+                    st.executeBatch();
+                    System.out.println("batch mixed: ran");
+                } catch (BatchUpdateException e) {
+                    System.out.println("batch mixed: ERROR " + e.getSQLState());
+                }
+            });
+            // A batch in a transaction that is rolled back leaves nothing.
+            check("batch rollback", () -> {
+                c.setAutoCommit(false);
+                try (PreparedStatement ins = c.prepareStatement("INSERT INTO mallory.loot (v) VALUES (?)")) {
+                    for (int i = 0; i < 2; i++) {
+                        ins.setString(1, "jdbc rollback " + i);
+                        ins.addBatch();
+                    }
+                    System.out.println("batch rollback: " + counts(ins.executeBatch()));
+                } finally {
+                    c.rollback();
+                    c.setAutoCommit(true);
+                }
+            });
+            check("batch read", () -> {
+                try (Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery("SELECT v FROM mallory.loot WHERE v LIKE 'jdbc %' ORDER BY v COLLATE \"C\"")) {
+                    print("batch read", all(rs));
                 }
             });
 
@@ -325,7 +392,8 @@ public class ClientCheck {
         }
 
         // CopyManager: COPY … TO STDOUT of a query and of a table;
-        // COPY … FROM STDIN is denied.
+        // COPY … FROM STDIN is denied into sales.orders and runs into
+        // mallory.loot.
         try (Connection c = DriverManager.getConnection(url)) {
             CopyManager cm = new CopyManager((BaseConnection) c);
             check("copy csv", () -> {
@@ -342,6 +410,15 @@ public class ClientCheck {
             check("copy in", () -> {
                 cm.copyIn("COPY sales.orders (id, customer, region) FROM STDIN", new StringReader("99\tx\tUS\n"));
                 System.out.println("copy in: ran");
+            });
+            // COPY … FROM STDIN into a table bob may write, text and CSV.
+            check("copy in write", () -> {
+                long n = cm.copyIn("COPY mallory.loot (v) FROM STDIN", new StringReader("jdbc copy a\njdbc copy b\n"));
+                long m = cm.copyIn("COPY mallory.loot (v) FROM STDIN WITH (FORMAT csv)", new StringReader("\"jdbc copy, csv\"\n"));
+                System.out.println("copy in write: " + n + " " + m);
+                StringWriter w = new StringWriter();
+                cm.copyOut("COPY (SELECT v FROM mallory.loot WHERE v LIKE 'jdbc copy%' ORDER BY v COLLATE \"C\") TO STDOUT", w);
+                print("copy in read", Arrays.asList(w.toString().split("\n")));
             });
             // search_path set through the driver (setSchema) and at
             // startup (currentSchema): unqualified names resolve alike.
@@ -403,6 +480,24 @@ public class ClientCheck {
                 }
             });
             c.commit();
+        }
+
+        // reWriteBatchedInserts: the driver folds a batch of INSERTs into
+        // multi-row VALUES statements.
+        try (Connection c = DriverManager.getConnection(base + "reWriteBatchedInserts=true")) {
+            check("rewritten batch", () -> {
+                try (PreparedStatement ins = c.prepareStatement("INSERT INTO mallory.loot (v) VALUES (?)")) {
+                    for (int i = 0; i < 3; i++) {
+                        ins.setString(1, "jdbc rewritten " + i);
+                        ins.addBatch();
+                    }
+                    System.out.println("rewritten batch: " + counts(ins.executeBatch()));
+                }
+                try (Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery("SELECT v FROM mallory.loot WHERE v LIKE 'jdbc rewritten%' ORDER BY v COLLATE \"C\"")) {
+                    print("rewritten batch", all(rs));
+                }
+            });
         }
 
         // The driver's other query modes.

@@ -74,6 +74,25 @@ async function main(url, denyURL) {
     await c.query({ name: 'ins', text: 'INSERT INTO sales.orders (id, customer, region) VALUES ($1, $2, $3)', values: [99, 'x', 'US'] });
     console.log('named insert: ran');
   });
+  // A named INSERT … RETURNING into a table bob may write (update access
+  // on mallory.*): parsed once, then bound for each row; an INSERT … SELECT
+  // writes and returns the masked values bob reads (order 2 is filtered out).
+  for (const v of ['node a', 'node b']) {
+    await check('named returning', async () => {
+      const r = await c.query({ name: 'loot_ins', text: 'INSERT INTO mallory.loot (v) VALUES ($1) RETURNING v, length(v)', values: [v] });
+      console.log('named returning: ' + r.command + ' ' + r.rowCount + ' ' + r.rows.map((x) => Object.values(x).map(cell).join('|')).join(','));
+    });
+  }
+  for (const id of [1, 2, 3]) {
+    await check('named masked returning', async () => {
+      const r = await c.query({
+        name: 'loot_ssn',
+        text: "INSERT INTO mallory.loot (v) SELECT 'node ssn ' || id || ' ' || ssn FROM sales.orders WHERE id = $1 RETURNING v",
+        values: [id],
+      });
+      console.log('named masked returning ' + id + ': ' + r.rowCount + ' ' + r.rows.map((x) => x.v).join(','));
+    });
+  }
   await check('named again', async () => {
     const r = await c.query({ name: 'order_by_id', text: 'SELECT id, ssn, email FROM sales.orders WHERE id = $1', values: [3] });
     show('named again', r.rows);
@@ -81,12 +100,17 @@ async function main(url, denyURL) {
 
   // A denial in a transaction aborts it: 25P02 until ROLLBACK.
   await c.query('BEGIN');
+  await c.query({ name: 'loot_ins', text: 'INSERT INTO mallory.loot (v) VALUES ($1) RETURNING v, length(v)', values: ['node rolled back'] });
   await check('txn denied', async () => { await c.query('SELECT salary FROM hr.employees WHERE id = $1', [1]); });
   await check('txn aborted', async () => { await c.query('SELECT $1::int', [1]); });
   await c.query('ROLLBACK');
   await check('txn after rollback', async () => {
     const r = await c.query({ name: 'order_by_id', text: 'SELECT id, ssn, email FROM sales.orders WHERE id = $1', values: [5] });
     show('txn after rollback', r.rows);
+  });
+  await check('written', async () => {
+    const r = await c.query({ text: 'SELECT v FROM mallory.loot WHERE v LIKE $1 ORDER BY v COLLATE "C"', values: ['node %'], rowMode: 'array' });
+    show('written', r.rows);
   });
   await c.end();
 

@@ -121,6 +121,36 @@ def main(dsn, deny_dsn):
     check("copy denied column", conn, lambda: cur.copy_expert("COPY hr.employees (salary) TO STDOUT", io.StringIO()))
     check("copy from", conn, lambda: cur.copy_expert("COPY sales.orders (id, customer, region) FROM STDIN", io.StringIO("99\tx\tUS\n")))
 
+    # Writes into a table bob may write (update access on mallory.*):
+    # copy_expert and copy_from with COPY … FROM STDIN, executemany, an
+    # INSERT … SELECT … RETURNING of masked values (order 2 is filtered
+    # out), a rolled-back INSERT; the rows are read back.
+    def writes():
+        cur.copy_expert("COPY mallory.loot (v) FROM STDIN", io.StringIO("py copy a\npy copy b\n"))
+        print("copy_expert from: %d" % cur.rowcount)
+        cur.copy_expert("COPY mallory.loot (v) FROM STDIN WITH (FORMAT csv)", io.StringIO('"py copy, csv"\n'))
+        print("copy_expert csv from: %d" % cur.rowcount)
+        # copy_from quotes its table name as one identifier: the schema
+        # comes from search_path.
+        cur.execute("SET search_path = mallory, public")
+        cur.copy_from(io.StringIO("py copy_from\n"), "loot", columns=("v",))
+        print("copy_from: %d" % cur.rowcount)
+        cur.execute("RESET search_path")
+        cur.executemany("INSERT INTO mallory.loot (v) VALUES (%s)", [("py many %d" % i,) for i in range(3)])
+        print("executemany: %d" % cur.rowcount)
+        cur.execute(
+            "INSERT INTO mallory.loot (v) SELECT 'py ssn ' || id || ' ' || ssn FROM sales.orders"
+            " WHERE id = ANY(%s) RETURNING v", ([1, 2, 3],))
+        show("returning", sorted(cur.fetchall()))
+        conn.commit()
+        cur.execute("INSERT INTO mallory.loot (v) VALUES (%s)", ("py rolled back",))
+        conn.rollback()
+        cur.execute("SELECT v FROM mallory.loot WHERE v LIKE %s ORDER BY v COLLATE \"C\"", ("py %",))
+        show("written", cur.fetchall())
+        conn.commit()
+
+    check("writes", conn, writes)
+
     # A denial in a transaction aborts it: 25P02 until the rollback.
     def txn():
         cur.execute("SELECT ssn FROM sales.orders WHERE id = 5")
