@@ -46,6 +46,7 @@ type Listen struct {
 	MaxClients             int    `toml:"max-clients"`
 	StartupTimeoutSecs     int    `toml:"startup-timeout-secs"`
 	IdleTimeoutSecs        int    `toml:"idle-timeout-secs"`
+	IdleInTxnTimeoutSecs   int    `toml:"idle-in-transaction-timeout-secs"`
 	MaxMessageBytes        int    `toml:"max-message-bytes"`
 	MaxStatementBytes      int    `toml:"max-statement-bytes"`
 	MaxNestingDepth        int    `toml:"max-nesting-depth"`
@@ -322,6 +323,9 @@ func (c *Config) Validate() error {
 	positive("listen.max-message-bytes", c.Listen.MaxMessageBytes)
 	positive("listen.max-statement-bytes", c.Listen.MaxStatementBytes)
 	positive("listen.max-nesting-depth", c.Listen.MaxNestingDepth)
+	if c.Listen.IdleInTxnTimeoutSecs < 0 {
+		bad("listen.idle-in-transaction-timeout-secs", "must be 0 (off) or positive")
+	}
 	if c.Listen.IdleTimeoutSecs < 0 {
 		bad("listen.idle-timeout-secs", "must be 0 (off) or positive")
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgranger/pgranger/config"
 )
 
 // resultStream is a backend's answer to a query returning rows rows.
@@ -45,7 +47,7 @@ func newRelayer(t testing.TB) *relayer {
 func (r *relayer) relay(stream []byte) {
 	r.src.Reset(stream)
 	r.br.Reset(r.src)
-	s := &session{client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30), backendDone: make(chan struct{})}
+	s := &session{srv: &Server{cfg: &config.Config{}}, client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30), backendDone: make(chan struct{})}
 	s.queue.push(&pending{kind: 'Q'})
 	// The loop ends when the stream does (io.EOF reads as a lost backend),
 	// after relaying the whole result.

@@ -140,8 +140,49 @@ type session struct {
 	viewError   []byte        // backend loop: a held-back view creation error
 	released    bool          // backend loop: the reset succeeded, finish may pool bc
 
-	expireOnce sync.Once   // the token-expiry end of the session happens once
+	expireOnce sync.Once   // pgranger's own end of the session (token expiry, idle timeout) happens once
 	expired    atomic.Bool // set when it did
+
+	idle idleTimer // armed by the backend loop when nothing is in flight, disarmed by the client loop
+}
+
+// idleTimer ends a session whose client stays silent too long
+// (listen.idle-timeout-secs, listen.idle-in-transaction-timeout-secs).
+// The backend loop arms it when a ReadyForQuery leaves nothing in flight;
+// the client loop disarms it on every message, so a running statement is
+// never cut short.
+type idleTimer struct {
+	mu    sync.Mutex
+	t     *time.Timer
+	armed uint64 // generation: a timer that fires after a disarm does nothing
+}
+
+func (it *idleTimer) arm(d time.Duration, fire func()) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.armed++
+	gen := it.armed
+	if it.t != nil {
+		it.t.Stop()
+	}
+	it.t = time.AfterFunc(d, func() {
+		it.mu.Lock()
+		current := it.armed == gen
+		it.mu.Unlock()
+		if current {
+			fire()
+		}
+	})
+}
+
+func (it *idleTimer) disarm() {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.t != nil {
+		it.armed++
+		it.t.Stop()
+		it.t = nil
+	}
 }
 
 func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *backendConn, id *identity.Identity, database string, cat *catalog.Catalog) *session {
@@ -202,8 +243,10 @@ func (s *session) run() {
 	defer s.srv.sessions.Delete(s.cancelKey)
 	go s.backendLoop()
 	stopTimer := s.watchDeadline()
+	s.armIdle('I') // startup's ReadyForQuery went out before the loops began
 	err := s.clientLoop()
 	stopTimer()
+	s.idle.disarm()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) && !s.expired.Load() {
 		var fe *fatalError
 		if errors.As(err, &fe) {
@@ -246,16 +289,21 @@ func (s *session) pastDeadline() bool {
 // read and the session goes through finish like any other: a statement in
 // flight is cancelled, the backend is rolled back, reset and pooled.
 func (s *session) expire() {
+	s.end(fatalf(codeTokenExpired, "pgranger: the session's token expired at %s; log in again with a new token",
+		s.id.TokenExpiry.UTC().Format(time.RFC3339)), "session ended: token expired")
+}
+
+// end is how pgranger itself ends a session (token expiry, idle
+// timeouts): once, with a FATAL error the client can read.
+func (s *session) end(fe *fatalError, logMsg string) {
 	s.expireOnce.Do(func() {
 		s.expired.Store(true)
-		fe := fatalf(codeTokenExpired, "pgranger: the session's token expired at %s; log in again with a new token",
-			s.id.TokenExpiry.UTC().Format(time.RFC3339))
 		// A client that does not read must not hold the session open:
 		// the write gets a few seconds, then the connection is closed.
 		s.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
 		s.client.Close()
-		s.srv.log.Info("session ended: token expired", identityAttrs(s.id)...)
+		s.srv.log.Info(logMsg, identityAttrs(s.id)...)
 	})
 }
 
@@ -271,6 +319,7 @@ func (s *session) clientLoop() error {
 			}
 		}
 		typ, body, err := s.cr.next()
+		s.idle.disarm()
 		if err != nil {
 			if errors.Is(err, errMessageTooLarge) {
 				return fatalf(codeProtocolViolation, "message too large (listen.max-message-bytes)")
@@ -338,6 +387,22 @@ func (s *session) clientLoop() error {
 			return err
 		}
 	}
+}
+
+// armIdle starts the idle timer for a ReadyForQuery with status: inside a
+// transaction block listen.idle-in-transaction-timeout-secs, outside one
+// listen.idle-timeout-secs (0: off). It ends the session with
+// PostgreSQL's SQLSTATEs for its own idle timeouts.
+func (s *session) armIdle(status byte) {
+	l := s.srv.cfg.Listen
+	secs, fe := l.IdleTimeoutSecs, fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
+	if status == 'T' || status == 'E' {
+		secs, fe = l.IdleInTxnTimeoutSecs, fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+	}
+	if secs <= 0 {
+		return
+	}
+	s.idle.arm(time.Duration(secs)*time.Second, func() { s.end(fe, "session ended: idle timeout") })
 }
 
 // functionCall refuses a fast-path FunctionCall (libpq's PQfn and its
@@ -574,6 +639,11 @@ func (s *session) backendLoop() {
 			// Everything up to the Sync or Query this answers is done.
 			var p *pending
 			for p = s.queue.pop(); p != nil && p.kind != 'S' && p.kind != 'Q'; p = s.queue.pop() {
+			}
+			if len(body) == 1 && s.queue.empty() && (p == nil || !p.release) {
+				// Armed before the ReadyForQuery is relayed, so the
+				// client's answer to it always disarms.
+				s.armIdle(body[0])
 			}
 			if p != nil && p.release {
 				s.bc.views.reset() // DISCARD ALL dropped them
