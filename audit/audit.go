@@ -4,7 +4,9 @@
 //
 // Writing never blocks a query: records go through a bounded buffer to a
 // writer goroutine, and a record that finds the buffer full is dropped and
-// counted. Statement text is never written, only its fingerprint.
+// counted. Statement text is never written, only its fingerprint. A file
+// output is reopened by Reopen (pgranger calls it on SIGHUP, after
+// logrotate moved the file).
 package audit
 
 import (
@@ -47,17 +49,34 @@ type Record struct {
 	AuthMethod string   `json:"authMethod,omitempty"`
 	TokenSub   string   `json:"sub,omitempty"`
 	TokenID    string   `json:"jti,omitempty"`
+	// PolicyVersion is the policyVersion of the bundle that decided
+	// (Ranger's policy_version); nil when no bundle was in force.
+	PolicyVersion *int64 `json:"policy_version,omitempty"`
+	// RowsAffected (the count of the statement's command tag: rows
+	// returned, inserted, updated, …) and DurationMs (from the moment the
+	// statement was checked, or the previous statement of the same text
+	// completed, to its completion) are set on statements that ran; a
+	// denial has neither. Failed marks a statement pgranger allowed that the
+	// backend answered with an error.
+	RowsAffected *int64   `json:"rowsAffected,omitempty"`
+	DurationMs   *float64 `json:"durationMs,omitempty"`
+	Failed       bool     `json:"failed,omitempty"`
 }
 
 // Logger writes records as JSON lines.
 type Logger struct {
-	ch      chan *Record
-	out     io.WriteCloser
-	host    string
-	seq     atomic.Int64
-	dropped atomic.Int64
-	done    chan struct{}
-	once    sync.Once
+	ch   chan *Record
+	host string
+	seq  atomic.Int64
+	done chan struct{}
+	once sync.Once
+
+	mu   sync.Mutex // guards out and w: the writer goroutine and Reopen
+	out  io.WriteCloser
+	w    *bufio.Writer
+	path string // "" when built with New
+
+	dropped, written, writeErrors atomic.Int64
 }
 
 // Open returns a Logger for path: "-" is stdout, anything else a file
@@ -66,15 +85,49 @@ func Open(path string, buffer int) (*Logger, error) {
 	if path == "" {
 		return nil, nil
 	}
-	var out io.WriteCloser = nopCloser{os.Stdout}
-	if path != "-" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-		if err != nil {
-			return nil, err
-		}
-		out = f
+	out, err := openOutput(path)
+	if err != nil {
+		return nil, err
 	}
-	return New(out, buffer), nil
+	l := New(out, buffer)
+	l.path = path
+	return l, nil
+}
+
+func openOutput(path string) (io.WriteCloser, error) {
+	if path == "-" {
+		return nopCloser{os.Stdout}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Reopen opens path again (after log rotation moved the old file away) or
+// a new path, and swaps it in once the records already written are
+// flushed to the old one. On an error the old output stays.
+func (l *Logger) Reopen(path string) error {
+	if l == nil {
+		return nil
+	}
+	if path == "" {
+		path = l.path
+	}
+	out, err := openOutput(path)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.w.Flush(); err != nil {
+		l.writeErrors.Add(1)
+	}
+	old := l.out
+	l.out, l.path = out, path
+	l.w = bufio.NewWriter(out)
+	return old.Close()
 }
 
 // New returns a Logger writing to out.
@@ -83,7 +136,7 @@ func New(out io.WriteCloser, buffer int) *Logger {
 		buffer = 4096
 	}
 	host, _ := os.Hostname()
-	l := &Logger{ch: make(chan *Record, buffer), out: out, host: host, done: make(chan struct{})}
+	l := &Logger{ch: make(chan *Record, buffer), out: out, w: bufio.NewWriter(out), host: host, done: make(chan struct{})}
 	go l.writer()
 	return l
 }
@@ -114,20 +167,54 @@ func (l *Logger) Log(r *Record) {
 	}
 }
 
+// Stats are the logger's counters: records written, dropped because the
+// buffer was full, and failed writes (disk full, closed pipe).
+type Stats struct {
+	Written, Dropped, WriteErrors int64
+}
+
+// Stats returns the counters (zero for a nil Logger).
+func (l *Logger) Stats() Stats {
+	if l == nil {
+		return Stats{}
+	}
+	return Stats{Written: l.written.Load(), Dropped: l.dropped.Load(), WriteErrors: l.writeErrors.Load()}
+}
+
 // Dropped is the number of records lost to a full buffer.
 func (l *Logger) Dropped() int64 { return l.dropped.Load() }
 
 func (l *Logger) writer() {
 	defer close(l.done)
-	w := bufio.NewWriter(l.out)
-	enc := json.NewEncoder(w)
+	var line []byte
 	for r := range l.ch {
-		enc.Encode(r)
-		if len(l.ch) == 0 {
-			w.Flush()
+		var err error
+		line, err = appendJSON(line[:0], r)
+		l.mu.Lock()
+		if err == nil {
+			_, err = l.w.Write(line)
 		}
+		if err == nil && len(l.ch) == 0 {
+			err = l.w.Flush()
+		}
+		l.mu.Unlock()
+		if err != nil {
+			l.writeErrors.Add(1)
+			continue
+		}
+		l.written.Add(1)
 	}
-	w.Flush()
+	l.mu.Lock()
+	l.w.Flush()
+	l.mu.Unlock()
+}
+
+func appendJSON(buf []byte, r *Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return buf, err
+	}
+	return append(append(buf, b...), '\n'), nil
 }
 
 // Close flushes queued records and closes the output.
@@ -138,7 +225,9 @@ func (l *Logger) Close() {
 	l.once.Do(func() {
 		close(l.ch)
 		<-l.done
+		l.mu.Lock()
 		l.out.Close()
+		l.mu.Unlock()
 	})
 }
 

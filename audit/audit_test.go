@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -74,3 +76,97 @@ func TestFullBufferDropsInsteadOfBlocking(t *testing.T) {
 }
 
 var _ io.WriteCloser = (*buffer)(nil)
+
+// gateWriter holds the writer goroutine inside Write until released.
+type gateWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *gateWriter) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	return len(p), nil
+}
+func (b *gateWriter) Close() error { return nil }
+
+// A full buffer drops the record and counts it exactly.
+func TestFullBufferDropsAndCounts(t *testing.T) {
+	w := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	l := New(w, 1)
+	// bufio only writes through once its buffer is full: a record larger
+	// than bufio's 4 KiB buffer reaches Write at once.
+	l.Log(&Record{ReqUser: strings.Repeat("u", 5000)})
+	<-w.entered                    // the writer holds record 1
+	l.Log(&Record{ReqUser: "two"}) // fills the buffer
+	start := time.Now()
+	l.Log(&Record{ReqUser: "three"}) // dropped
+	l.Log(&Record{ReqUser: "four"})  // dropped
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("Log blocked for %s", d)
+	}
+	if got := l.Stats(); got.Dropped != 2 || got.Written != 0 {
+		t.Errorf("stats while blocked = %+v, want 2 dropped, 0 written", got)
+	}
+	close(w.release)
+	l.Close()
+	if got := l.Stats(); got != (Stats{Written: 2, Dropped: 2}) {
+		t.Errorf("stats after close = %+v, want 2 written, 2 dropped", got)
+	}
+}
+
+// Reopen moves to a fresh file at the same path (logrotate's move and
+// signal), losing nothing.
+func TestReopenAfterRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Log(&Record{ReqUser: "before"})
+	waitWritten(t, l, 1)
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	l.Log(&Record{ReqUser: "between"}) // still goes to the moved file
+	waitWritten(t, l, 2)
+	if err := l.Reopen(""); err != nil {
+		t.Fatal(err)
+	}
+	l.Log(&Record{ReqUser: "after"})
+	l.Close()
+	users := func(p string) string {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var r Record
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			out = append(out, r.ReqUser)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := users(path + ".1"); got != "before,between" {
+		t.Errorf("rotated file holds %s, want before,between", got)
+	}
+	if got := users(path); got != "after" {
+		t.Errorf("new file holds %s, want after", got)
+	}
+}
+
+func waitWritten(t *testing.T, l *Logger, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Stats().Written < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d records written, want %d", l.Stats().Written, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

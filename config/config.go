@@ -184,13 +184,26 @@ func (r PolicyRanger) PollInterval() time.Duration {
 // Audit is where audit records go.
 type Audit struct {
 	Path string `toml:"path"` // "-" = stdout, "" = off
+	// BufferSize is how many records may wait for the writer; a record
+	// that finds the buffer full is dropped and counted
+	// (pgranger_audit_dropped_total), so a slow disk never slows a query.
+	BufferSize int `toml:"buffer-size"`
 }
 
 // Admin is the HTTP admin address (/metrics, /healthz, /readyz, POST /refresh).
 type Admin struct {
 	Addr string `toml:"addr"` // "" = off
-	// AllowRemote permits an admin.addr that is not a loopback address.
+	// AllowRemote permits an admin.addr that is not a loopback address;
+	// it needs a bearer token (Token or TokenFile).
 	AllowRemote bool `toml:"allow-remote"`
+	// TLSCert and TLSKey serve the admin endpoint over HTTPS.
+	TLSCert string `toml:"tls-cert"`
+	TLSKey  string `toml:"tls-key"`
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// /metrics and POST /refresh. It comes only from PGRANGER_ADMIN__TOKEN
+	// or TokenFile: Load refuses one written in the config file.
+	Token     string `toml:"token"`
+	TokenFile string `toml:"token-file"`
 }
 
 // Log configures the process log.
@@ -239,7 +252,7 @@ func Default() *Config {
 				BreakerMaxBackoffSecs: 300,
 			},
 		},
-		Audit: Audit{Path: "-"},
+		Audit: Audit{Path: "-", BufferSize: 4096},
 		Admin: Admin{Addr: "127.0.0.1:9432"},
 		Log:   Log{Level: "info", Format: "text"},
 	}
@@ -268,6 +281,9 @@ func Load(path string, environ []string) (*Config, error) {
 		// (with its own permissions) are the two ways in.
 		return nil, fmt.Errorf("%s: policy.ranger.admin-password: a password written in the config file is refused; set PGRANGER_POLICY__RANGER__ADMIN_PASSWORD or policy.ranger.admin-password-file", path)
 	}
+	if md.IsDefined("admin", "token") && c.Admin.Token != "" {
+		return nil, fmt.Errorf("%s: admin.token: a token written in the config file is refused; set PGRANGER_ADMIN__TOKEN or admin.token-file", path)
+	}
 	c.Path = path
 	if err := ApplyEnv(c, environ); err != nil {
 		return nil, err
@@ -282,7 +298,8 @@ func Load(path string, environ []string) (*Config, error) {
 func (c *Config) resolvePaths(base string) {
 	for _, p := range []*string{&c.Listen.TLSCert, &c.Listen.TLSKey, &c.Policy.File.Policies, &c.Policy.File.Tags,
 		&c.Policy.File.Roles, &c.Policy.File.UserStore, &c.Policy.Ranger.CacheDir, &c.Policy.Ranger.AdminPasswordFile,
-		&c.Policy.Ranger.CAFile, &c.Policy.Ranger.ClientCert, &c.Policy.Ranger.ClientKey, &c.Identity.JWT.CAFile} {
+		&c.Policy.Ranger.CAFile, &c.Policy.Ranger.ClientCert, &c.Policy.Ranger.ClientKey, &c.Identity.JWT.CAFile,
+		&c.Admin.TLSCert, &c.Admin.TLSKey, &c.Admin.TokenFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}
@@ -375,11 +392,21 @@ func (c *Config) Validate() error {
 	default:
 		bad("policy.dml-row-filter", "unknown value %q (want deny or apply)", c.Policy.DMLRowFilter)
 	}
+	positive("audit.buffer-size", c.Audit.BufferSize)
 	checkAddr("admin.addr", c.Admin.Addr, true)
 	if c.Admin.Addr != "" && !c.Admin.AllowRemote {
 		if host, _, err := net.SplitHostPort(c.Admin.Addr); err == nil && !IsLoopbackHost(host) {
-			bad("admin.addr", "%q is not a loopback address; /metrics and POST /refresh would be reachable from other hosts: set admin.allow-remote = true to allow that", c.Admin.Addr)
+			bad("admin.addr", "%q is not a loopback address; /metrics and POST /refresh would be reachable from other hosts: set admin.allow-remote = true (with a bearer token) to allow that", c.Admin.Addr)
 		}
+	}
+	if (c.Admin.TLSCert == "") != (c.Admin.TLSKey == "") {
+		bad("admin.tls-cert", "tls-cert and tls-key must be set together")
+	}
+	if c.Admin.Token != "" && c.Admin.TokenFile != "" {
+		bad("admin.token-file", "set either PGRANGER_ADMIN__TOKEN or admin.token-file, not both")
+	}
+	if c.Admin.AllowRemote && c.Admin.Token == "" && c.Admin.TokenFile == "" {
+		bad("admin.allow-remote", "a remotely reachable admin endpoint needs a bearer token: set PGRANGER_ADMIN__TOKEN or admin.token-file")
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

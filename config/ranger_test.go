@@ -117,8 +117,39 @@ func TestAdminAddrLoopbackOnly(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "admin.addr:") || !strings.Contains(err.Error(), "admin.allow-remote") {
 			t.Errorf("%s: want a loopback error naming admin.allow-remote, got %v", addr, err)
 		}
-		if _, err := Load(write(t, minimal+"\n[admin]\naddr = \""+addr+"\"\nallow-remote = true\n"), nil); err != nil {
-			t.Errorf("%s with allow-remote: %v", addr, err)
+		if _, err := Load(write(t, minimal+"\n[admin]\naddr = \""+addr+"\"\nallow-remote = true\n"), []string{"PGRANGER_ADMIN__TOKEN=t0ken"}); err != nil {
+			t.Errorf("%s with allow-remote and a token: %v", addr, err)
 		}
+		_, err = Load(write(t, minimal+"\n[admin]\naddr = \""+addr+"\"\nallow-remote = true\n"), nil)
+		if err == nil || err.Error() != "admin.allow-remote: a remotely reachable admin endpoint needs a bearer token: set PGRANGER_ADMIN__TOKEN or admin.token-file" {
+			t.Errorf("%s with allow-remote and no token: %v", addr, err)
+		}
+	}
+}
+
+func TestAdminTokenAndTLS(t *testing.T) {
+	path := write(t, minimal+"\n[admin]\ntoken = \"s3cret\"\n")
+	_, err := Load(path, nil)
+	if err == nil || err.Error() != path+": admin.token: a token written in the config file is refused; set PGRANGER_ADMIN__TOKEN or admin.token-file" {
+		t.Errorf("token in the file: %v", err)
+	}
+	c, err := Load(write(t, minimal+"\n[admin]\ntoken-file = \"token\"\ntls-cert = \"a.pem\"\ntls-key = \"a.key\"\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(c.Admin.TokenFile) != "token" || !filepath.IsAbs(c.Admin.TokenFile) || !filepath.IsAbs(c.Admin.TLSCert) {
+		t.Errorf("paths not resolved: %+v", c.Admin)
+	}
+	_, err = Load(write(t, minimal+"\n[admin]\ntls-cert = \"a.pem\"\n"), nil)
+	if err == nil || err.Error() != "admin.tls-cert: tls-cert and tls-key must be set together" {
+		t.Errorf("cert without key: %v", err)
+	}
+	_, err = Load(write(t, minimal+"\n[admin]\ntoken-file = \"t\"\n"), []string{"PGRANGER_ADMIN__TOKEN=x"})
+	if err == nil || err.Error() != "admin.token-file: set either PGRANGER_ADMIN__TOKEN or admin.token-file, not both" {
+		t.Errorf("both token sources: %v", err)
+	}
+	_, err = Load(write(t, minimal+"\n[audit]\nbuffer-size = 0\n"), nil)
+	if err == nil || err.Error() != "audit.buffer-size: must be greater than 0, got 0" {
+		t.Errorf("buffer-size 0: %v", err)
 	}
 }

@@ -78,6 +78,7 @@ type Engine struct {
 	serviceName   string
 	policyVersion int64
 	auditMode     string
+	noAudit       map[int64]bool // ids of policies with isAuditEnabled false (audit.go)
 	opts          Options
 
 	sd              *serviceDef
@@ -130,6 +131,7 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 		serviceName:     sp.ServiceName,
 		policyVersion:   sp.PolicyVersion,
 		auditMode:       sp.AuditMode,
+		noAudit:         auditDisabled(sp),
 		opts:            opts,
 		sd:              sd,
 		componentPrefix: sd.name + ":",
