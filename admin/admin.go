@@ -2,20 +2,29 @@
 //
 //	GET  /metrics   Prometheus metrics (client_golang)
 //	GET  /healthz   the process is up
-//	GET  /readyz    policies are loaded and fresh (200), or why not (503)
+//	GET  /readyz    policies are loaded and fresh and the backend accepts
+//	                connections (200), or why not (503)
 //	POST /refresh   fetch policies now; answers with the versions it got
 //
-// It is reachable from loopback only unless admin.allow-remote is set.
+// It is reachable from loopback only unless admin.allow-remote is set. With
+// a bearer token (admin.token-file, PGRANGER_ADMIN__TOKEN), /metrics and
+// POST /refresh need "Authorization: Bearer <token>"; /healthz and /readyz
+// stay open for load balancers and orchestrators. It serves HTTPS with
+// admin.tls-cert and admin.tls-key.
 package admin
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,6 +62,14 @@ type Options struct {
 	RefreshTimeout time.Duration
 	// Collectors are registered next to pgranger's own.
 	Collectors []prometheus.Collector
+	// Token returns the bearer token /metrics and POST /refresh require
+	// ("" or nil: none). It is asked per request, so a reload applies.
+	Token func() string
+	// TLS, when set, makes the endpoint HTTPS.
+	TLS *tls.Config
+	// Backend, when set, is part of /readyz: nil when the backend
+	// accepts connections, else why not.
+	Backend func(ctx context.Context) error
 }
 
 // Server is a running admin endpoint.
@@ -70,6 +87,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, err
+	}
+	if opts.TLS != nil {
+		ln = tls.NewListener(ln, opts.TLS)
 	}
 	s := &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
 	go s.srv.Serve(ln)
@@ -108,7 +128,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogErrorLog{opts.Log}}))
+	mux.Handle("GET /metrics", bearer(opts.Token, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogErrorLog{opts.Log}})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
@@ -121,9 +141,19 @@ func NewHandler(opts Options) (http.Handler, error) {
 			fmt.Fprintf(w, "not ready: policies are unavailable (%s)\n", st.Reason)
 			return
 		}
+		if opts.Backend != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+			err := opts.Backend(ctx)
+			cancel()
+			if err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintf(w, "not ready: the backend is unreachable (%v)\n", err)
+				return
+			}
+		}
 		fmt.Fprintf(w, "ready: policyVersion %d from %s, confirmed %s ago\n", st.PolicyVersion, st.Source, time.Since(st.LastSuccess).Round(time.Millisecond))
 	})
-	mux.HandleFunc("POST /refresh", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /refresh", bearer(opts.Token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.Refresh == nil {
 			http.Error(w, "this policy source cannot be refreshed on demand", http.StatusNotImplemented)
 			return
@@ -143,12 +173,36 @@ func NewHandler(opts Options) (http.Handler, error) {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.Encode(report)
-	})
+	})))
 	var h http.Handler = mux
 	if !opts.AllowRemote {
 		h = loopbackOnly(mux)
 	}
 	return h, nil
+}
+
+// bearer requires "Authorization: Bearer <token>" when token() is not "".
+// The comparison is in constant time over digests, so neither the token's
+// bytes nor its length leak through timing.
+func bearer(token func() string, next http.Handler) http.Handler {
+	if token == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		want := token()
+		if want == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+		if !ok || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="pgranger admin"`)
+			http.Error(w, "a bearer token is required (admin.token-file)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // loopbackOnly refuses clients that are not on this machine, whatever

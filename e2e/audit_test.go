@@ -51,7 +51,7 @@ func TestAuditRecords(t *testing.T) {
 	if f, _ := allowed["rowFilterPolicies"].([]any); len(f) != 1 || f[0] != 20.0 {
 		t.Errorf("row filter policies = %v, want [20]", allowed["rowFilterPolicies"])
 	}
-	for k, want := range map[string]any{"reqUser": "bob", "action": "SELECT", "result": 0.0, "resource": "hr/employees", "access": "select"} {
+	for k, want := range map[string]any{"reqUser": "bob", "action": "SELECT", "result": 0.0, "resource": "hr/employees/salary", "resType": "@column", "access": "select", "policy": 3.0} {
 		if denied[k] != want {
 			t.Errorf("denied record %s = %v, want %v (%v)", k, denied[k], want, denied)
 		}

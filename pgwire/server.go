@@ -66,6 +66,8 @@ type Server struct {
 	sessions sync.Map // cancel key (uint64) → *session
 	clients  atomic.Int64
 	wg       sync.WaitGroup
+
+	obs serverObs // metrics, client certificate (metrics.go)
 }
 
 // NewServer creates a server; call Serve to accept clients.
@@ -84,7 +86,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err != nil {
 			return fmt.Errorf("listen.tls-cert: %w", err)
 		}
-		s.opts.TLS = t
+		s.opts.TLS = s.obs.reloadableTLS(t)
 	}
 	if s.opts.TLS == nil && s.cfg.Listen.RequireTLS {
 		return errors.New("listen.require-tls: needs listen.tls-cert and listen.tls-key")

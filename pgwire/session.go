@@ -15,7 +15,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/sqlrewrite"
@@ -51,6 +50,7 @@ type pending struct {
 	// to return to if it fails.
 	setsPath   bool
 	pathBefore []string
+	run        *stmtRun // audit and statement counters, until it completes (metrics.go)
 }
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
@@ -134,6 +134,8 @@ type session struct {
 
 	stmts   map[string]*prepared // client loop
 	portals map[string]*prepared // portal → its statement; client loop
+
+	obs sessionObs // metrics.go
 
 	queue       pendingQueue
 	backendDone chan struct{} // closed when the backend loop ends
@@ -353,7 +355,7 @@ func (s *session) clientLoop() error {
 			err = writeFrame(bw, typ, body)
 		case 'E':
 			portal, _, _ := cstring(body)
-			p := &pending{kind: 'E'}
+			p := &pending{kind: 'E', run: s.takeRun(portal)}
 			if st := s.portals[portal]; st != nil {
 				p.governed = governed(st.result)
 				s.noteEffects(p, st.result)
@@ -423,6 +425,7 @@ func (s *session) functionCall() error {
 }
 
 func (s *session) rewrite(sql string) *sqlrewrite.Result {
+	defer s.srv.obs.observeRewrite(time.Now())
 	env := &sqlrewrite.Env{
 		Policy:  s.srv.opts.Policies.PolicyState(),
 		Catalog: s.cat.Current(),
@@ -450,7 +453,7 @@ func (s *session) query(body []byte) error {
 	if dropsTemp(res) {
 		s.bc.views.reset()
 	}
-	p := &pending{kind: 'Q', governed: governed(res)}
+	p := &pending{kind: 'Q', governed: governed(res), run: s.track(res)}
 	s.noteEffects(p, res)
 	s.queue.push(p)
 	if !res.Changed {
@@ -498,7 +501,7 @@ func (s *session) bind(body []byte) error {
 	st := s.stmts[name]
 	if st != nil {
 		gov = governed(st.result)
-		s.audit(st.result) // one record per execution of a prepared statement
+		s.bindRun(portal, st.result) // one record per execution, when it completes
 	}
 	s.portals[portal] = st
 	s.queue.push(&pending{kind: 'B', governed: gov})
@@ -597,6 +600,7 @@ func (s *session) backendLoop() {
 		case 'E':
 			s.bc.views.errorSeen()
 			if head != nil {
+				s.runFailed(head)
 				head.failed = true
 				relay = true
 				switch {
@@ -654,10 +658,12 @@ func (s *session) backendLoop() {
 			}
 			relay = p == nil || !p.swallow
 		case '1', '2', '3', 's', 'n':
+			s.runSuspended(typ, head)
 			if head != nil && head.kind != 'Q' {
 				s.queue.pop()
 			}
 		case 'C', 'I':
+			s.runCompleted(head, typ, body)
 			if typ == 'C' {
 				tag, _, _ := cstring(body)
 				s.bc.views.commandTag(tag)
@@ -750,71 +756,6 @@ func (s *session) releaseBackend() {
 
 // cancelBackend forwards a client's CancelRequest.
 func (s *session) cancelBackend() { s.bc.cancel() }
-
-// audit writes one record per statement (and one per governed relation
-// it reads), allowed or denied.
-func (s *session) audit(res *sqlrewrite.Result) {
-	log := s.srv.opts.Audit
-	if log == nil {
-		return
-	}
-	now := time.Now()
-	base := audit.Record{
-		EvtTime:     now,
-		ReqUser:     s.id.User,
-		Repo:        s.srv.cfg.Policy.ServiceName,
-		CliIP:       hostOf(s.client.RemoteAddr()),
-		Database:    s.rsess.Database,
-		Fingerprint: res.Fingerprint,
-		Result:      1,
-		Roles:       s.id.Roles,
-		AuthMethod:  s.id.Method,
-		TokenSub:    s.id.Subject,
-		TokenID:     s.id.TokenID,
-	}
-	if res.Err != nil {
-		r := base
-		r.Result = 0
-		r.Action = "DENIED"
-		if n := len(res.Statements); n > 0 {
-			// The denied statement is the last one analysed.
-			denied := res.Statements[n-1]
-			r.Action = denied.Kind
-			if len(denied.Resources) > 0 {
-				u := denied.Resources[len(denied.Resources)-1]
-				r.Resource, r.Access = u.Database+"/"+u.Table, u.Access
-			}
-		}
-		r.Reason = res.Err.Message
-		log.Log(&r)
-		return
-	}
-	for _, st := range res.Statements {
-		if len(st.Resources) == 0 {
-			r := base
-			r.Action = st.Kind
-			log.Log(&r)
-			continue
-		}
-		for _, u := range st.Resources {
-			r := base
-			r.Action = st.Kind
-			r.Access = u.Access
-			r.Resource = u.Database + "/" + u.Table
-			r.ResType = "@table"
-			if len(u.Columns) > 0 {
-				r.Resource += "/" + strings.Join(u.Columns, ",")
-				r.ResType = "@column"
-			}
-			if len(u.PolicyIDs) > 0 {
-				r.Policy = u.PolicyIDs[0]
-			}
-			r.MaskPolicies = u.MaskPolicyIDs
-			r.FilterPolicies = u.FilterPolicyIDs
-			log.Log(&r)
-		}
-	}
-}
 
 func hostOf(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {

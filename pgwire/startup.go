@@ -51,9 +51,11 @@ func fatalf(code, format string, args ...any) *fatalError {
 var ownedStartupParams = map[string]bool{"user": true, "database": true, "options": true, "replication": true, "client_encoding": true}
 
 func (s *Server) handle(ctx context.Context, c net.Conn) {
+	c = s.obs.countConn(c)
 	defer c.Close()
 	if s.clients.Add(1) > int64(s.cfg.Listen.MaxClients) {
 		s.clients.Add(-1)
+		s.obs.reject("max_clients")
 		w := bufio.NewWriter(c)
 		writeError(w, "FATAL", &fatalError{code: codeTooManyConnections, msg: "sorry, too many clients already (listen.max-clients)"})
 		w.Flush()
@@ -71,6 +73,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 			writeError(cc.w, "FATAL", fe)
 			cc.w.Flush()
 		}
+		s.obs.startupFailed(err)
 		if !errors.Is(err, errCancelHandled) && !errors.Is(err, errClientGone) {
 			s.log.Info("connection refused", "client", c.RemoteAddr().String(), "err", err)
 		}
@@ -218,7 +221,7 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 		s.log.Warn("backend unavailable", "database", database, "err", err)
 		return nil, backendFatal(err, database)
 	}
-	bc, err := pool.acquire(ctx)
+	bc, err := s.obs.acquire(ctx, pool)
 	if err != nil {
 		s.log.Warn("backend connection failed", "database", database, "err", err)
 		return nil, backendFatal(err, database)

@@ -2,20 +2,46 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pgranger/pgranger/admin"
 	"github.com/pgranger/pgranger/config"
 )
 
+// adminOptions are the parts of the admin endpoint serve builds.
+type adminOptions struct {
+	token     func() string
+	backend   func(ctx context.Context) error
+	collector prometheus.Collector
+}
+
 // startAdmin serves admin.addr (nil, nil when it is "").
-func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, src *policySource, log *slog.Logger) (*admin.Server, error) {
+func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, src *policySource, log *slog.Logger, ao adminOptions) (*admin.Server, error) {
 	if cfg.Admin.Addr == "" {
 		return nil, nil
 	}
-	ttl := holder.ttl
+	var tlsConf *tls.Config
+	if cfg.Admin.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.Admin.TLSCert, cfg.Admin.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("admin.tls-cert: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	var collectors []prometheus.Collector
+	if ao.collector != nil {
+		collectors = append(collectors, ao.collector)
+	}
 	srv, err := admin.Start(ctx, admin.Options{
+		Token:       ao.token,
+		TLS:         tlsConf,
+		Backend:     ao.backend,
+		Collectors:  collectors,
 		Addr:        cfg.Admin.Addr,
 		AllowRemote: cfg.Admin.AllowRemote,
 		Log:         log,
@@ -24,7 +50,7 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, s
 			return admin.PolicyStatus{
 				Source: src.kind, Available: st.Available, Reason: st.Reason, Generation: st.Generation,
 				PolicyVersion: st.Versions.Policy, TagVersion: st.Versions.Tag, RoleVersion: st.Versions.Role, UserStoreVersion: st.Versions.UserStore,
-				LastSuccess: st.LastSuccess, TTL: ttl,
+				LastSuccess: st.LastSuccess, TTL: holder.currentTTL(),
 			}
 		},
 		Ranger:  src.ranger,
@@ -35,6 +61,11 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, s
 	if err != nil {
 		return nil, err
 	}
-	log.Info("admin endpoint listening", "addr", srv.Addr(), "paths", "/metrics /healthz /readyz POST /refresh")
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	log.Info("admin endpoint listening", "addr", srv.Addr(), "scheme", scheme, "paths", "/metrics /healthz /readyz POST /refresh",
+		"bearer-token", ao.token != nil && ao.token() != "", "remote", cfg.Admin.AllowRemote)
 	return srv, nil
 }

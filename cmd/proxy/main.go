@@ -5,6 +5,7 @@
 //	pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] "SQL"
 //	pgranger test [-v] [--config FILE] FILE...
 //	pgranger lint POLICIES.json
+//	pgranger healthcheck [--url URL]
 //	pgranger version
 package main
 
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -50,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return testCommand(args[1:], stdout, stderr)
 	case "lint":
 		return lintCommand(args[1:], stdout, stderr)
+	case "healthcheck":
+		return healthcheckCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -73,6 +77,8 @@ Usage:
   pgranger test [-v] [--config FILE] FILE...
                                  run Ranger policy-engine test files (.json) and decision tables (.yaml)
   pgranger lint POLICIES.json    report risky or broken policies (public on wildcards, no owner label, …)
+  pgranger healthcheck [--url URL]
+                                 exit 0 when the admin endpoint's /readyz answers 200 (container health checks)
   pgranger version               print the version
 
 Configuration keys can be overridden with PGRANGER_<SECTION>__<KEY>
@@ -110,7 +116,7 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pgranger: %v\n", err)
 		return 1
 	}
-	log := newLogger(cfg.Log, stderr)
+	log, level := newLogger(cfg.Log, stderr)
 	defer startCPUProfile(log, *cpuProfile)()
 
 	auth, err := identity.New(cfg.Identity)
@@ -118,7 +124,7 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("identity", "err", err)
 		return 1
 	}
-	auditLog, err := audit.Open(cfg.Audit.Path, 0)
+	auditLog, err := audit.Open(cfg.Audit.Path, cfg.Audit.BufferSize)
 	if err != nil {
 		log.Error("audit.path", "err", err)
 		return 1
@@ -153,11 +159,6 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("policy source", "err", err)
 		return 1
 	}
-	if _, err := startAdmin(ctx, cfg, holder, policies, log); err != nil {
-		log.Error("admin.addr", "err", err)
-		return 1
-	}
-
 	rw := sqlrewrite.New(sqlrewrite.Options{
 		MaxStatementBytes: cfg.Listen.MaxStatementBytes,
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
@@ -165,7 +166,44 @@ func serve(args []string, stderr io.Writer) int {
 		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
 		DMLRowFilter:      cfg.Policy.DMLRowFilter, AllowDDL: cfg.Policy.AllowDDL,
 	})
+	rw.EnableCacheStats()
 	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
+
+	token, err := adminToken(cfg.Admin)
+	if err != nil {
+		log.Error("admin", "err", err)
+		return 1
+	}
+	var adminTok atomic.Pointer[string]
+	adminTok.Store(&token)
+	reloads := &reloadCounters{}
+	probe := &backendProbe{dsn: cfg.Backend.DSN, log: log}
+	collector := &proxyCollector{srv: srv, rw: rw, audit: auditLog, reloads: reloads, backend: probe}
+	if _, err := startAdmin(ctx, cfg, holder, policies, log, adminOptions{
+		token: func() string { return *adminTok.Load() }, backend: probe.check, collector: collector,
+	}); err != nil {
+		log.Error("admin.addr", "err", err)
+		return 1
+	}
+
+	// SIGHUP: re-read the configuration, reopen the audit file.
+	rl := &reloader{cfg: cfg, path: *cfgPath, auth: auth, srv: srv, audit: auditLog, holder: holder, level: level,
+		token: &adminTok, counters: reloads, log: log}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: reloading the configuration", "config", *cfgPath)
+				rl.reload()
+			}
+		}
+	}()
+
 	ln, err := net.Listen("tcp", cfg.Listen.Addr)
 	if err != nil {
 		log.Error("listen.addr", "err", err)
@@ -186,12 +224,16 @@ func serve(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func newLogger(c config.Log, w io.Writer) *slog.Logger {
-	var level slog.Level
-	level.UnmarshalText([]byte(c.Level))
+// newLogger builds the process log (log.format, log.level). The level is
+// a LevelVar so a reload can change it.
+func newLogger(c config.Log, w io.Writer) (*slog.Logger, *slog.LevelVar) {
+	level := new(slog.LevelVar)
+	var l slog.Level
+	l.UnmarshalText([]byte(c.Level))
+	level.Set(l)
 	opts := &slog.HandlerOptions{Level: level}
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(slog.NewJSONHandler(w, opts)), level
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(slog.NewTextHandler(w, opts)), level
 }

@@ -20,10 +20,12 @@ import (
 // clear them (Ranger: the service no longer exists), and reports through
 // status() when it last succeeded.
 type policyHolder struct {
-	opts   policy.Options
-	ttl    time.Duration
-	status func() (time.Time, error) // the source's last success and error
-	log    *slog.Logger
+	opts policy.Options
+	ttl  time.Duration // policy.cache-ttl-secs at start; see currentTTL
+	// reloadedTTL, when > 0, replaces ttl (a SIGHUP changed cache-ttl-secs).
+	reloadedTTL atomic.Int64
+	status      func() (time.Time, error) // the source's last success and error
+	log         *slog.Logger
 
 	cur atomic.Pointer[loadedEngine]
 	gen atomic.Uint64
@@ -126,8 +128,8 @@ func (h *policyHolder) PolicyState() sqlrewrite.PolicyState {
 		return st
 	}
 	st := sqlrewrite.PolicyState{Engine: le.engine, Generation: le.generation}
-	if age := time.Since(h.lastSuccess()); age > h.ttl {
-		st.Unavailable = fmt.Sprintf("the last successful policy load was %s ago, more than policy.cache-ttl-secs=%d", age.Round(time.Second), int(h.ttl/time.Second))
+	if age, ttl := time.Since(h.lastSuccess()), h.currentTTL(); age > ttl {
+		st.Unavailable = fmt.Sprintf("the last successful policy load was %s ago, more than policy.cache-ttl-secs=%d", age.Round(time.Second), int(ttl/time.Second))
 	}
 	return st
 }
@@ -152,4 +154,12 @@ func (h *policyHolder) snapshot() holderStatus {
 		}
 	}
 	return out
+}
+
+// currentTTL is policy.cache-ttl-secs as last loaded.
+func (h *policyHolder) currentTTL() time.Duration {
+	if d := h.reloadedTTL.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return h.ttl
 }
