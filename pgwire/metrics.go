@@ -376,15 +376,18 @@ func (s *session) runFailed(head *pending) {
 }
 
 // runSuspended: PortalSuspended, the Execute's row limit was reached.
-// The execution is recorded now (its rows so far are not counted).
+// The execution is recorded now, without a row count (rows are not
+// counted one by one).
 func (s *session) runSuspended(typ byte, head *pending) {
 	if typ != 's' || head == nil || head.run == nil || head.run.done {
 		return
 	}
-	s.finishStatement(head.run, 0, false)
+	s.finishStatement(head.run, -1, false)
 	head.run.done = true
 }
 
+// finishStatement counts and audits the next statement of r; rows < 0:
+// unknown.
 func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 	if r.next >= len(r.res.Statements) {
 		return
@@ -406,7 +409,9 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 	r.last = now
 	base := s.auditBase(r.res, r.eng, start)
 	base.Action = st.Kind
-	base.RowsAffected = &rows
+	if rows >= 0 {
+		base.RowsAffected = &rows
+	}
 	base.DurationMs = &dur
 	base.Failed = failed
 	if len(st.Resources) == 0 {
