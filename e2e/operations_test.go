@@ -121,6 +121,9 @@ func TestAuditRecordFields(t *testing.T) {
 		if strings.Contains(string(data), lit) {
 			t.Errorf("the audit log contains the literal %q", lit)
 		}
+		if strings.Contains(p.log(), lit) {
+			t.Errorf("the process log contains the literal %q", lit)
+		}
 	}
 }
 

@@ -525,10 +525,21 @@ func (s *session) audit(res *sqlrewrite.Result) {
 	if eng != nil && !eng.Audited(true, ids...) {
 		return
 	}
-	r.Reason = res.Err.Message
-	if res.Err.Code == sqlrewrite.CodeSyntaxError {
-		// The parser quotes the text near the error, which may be a literal.
-		r.Reason = "syntax error"
-	}
+	r.Reason = auditReason(res.Err)
 	log.Log(&r)
+}
+
+// auditReason is the denial's message, except where it may quote the
+// statement text (and so a literal): the parser's errors and limits, and
+// messages about SQL that does not parse. Those are named by SQLSTATE.
+func auditReason(e *sqlrewrite.Error) string {
+	switch {
+	case e.Code == sqlrewrite.CodeSyntaxError:
+		return "syntax error (SQLSTATE 42601)"
+	case e.Code == sqlrewrite.CodeStatementTooComplex || e.Code == sqlrewrite.CodeProgramLimitExceeded:
+		return "statement too large or too complex (SQLSTATE " + e.Code + ")"
+	case strings.Contains(e.Message, "parse"):
+		return "the statement could not be analysed (SQLSTATE " + e.Code + ")"
+	}
+	return e.Message
 }
