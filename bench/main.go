@@ -42,6 +42,7 @@ func main() {
 	flag.IntVar(&idleClients, "idle", 1000, "idle client connections to hold through pgranger for the memory measurement (0: skip)")
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
+	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	flag.Parse()
 	if err := run(*duration, *repeat, *clientsFlag, *scale, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -52,17 +53,22 @@ func main() {
 type target struct {
 	name, port, user, password string
 	script                     string // replaces the workload's -f script, when set
+	pgid                       int    // the proxy's process group, whose CPU time is measured (0: none)
 }
 
 type result struct {
 	tps   float64
 	p99ms float64
 	avgms float64
+	// cpuus is the proxy's CPU time (user + system) per transaction in
+	// microseconds: what the proxy itself costs, which the noise of a
+	// shared machine moves far less than TPS.
+	cpuus float64
 }
 
 // Set by flags.
 var (
-	onlyWorkloads, cpuProfile string
+	onlyWorkloads, cpuProfile, baseline string
 	idleClients               int
 )
 
@@ -104,12 +110,12 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 
-	rangerPort, rangerPID, stopRanger, err := startPgranger(bin, dir, c)
+	rangerPort, rangerPID, stopRanger, err := startPgranger(bin, dir, c, cpuProfile)
 	if err != nil {
 		return err
 	}
 	defer stopRanger()
-	bouncerPort, stopBouncer, err := startPgbouncer(dir, pgPort)
+	bouncerPort, bouncerPgid, stopBouncer, err := startPgbouncer(dir, pgPort)
 	if err != nil {
 		return err
 	}
@@ -125,10 +131,21 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		return err
 	}
 
-	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword, ""}
-	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword, ""}
-	ranger := target{"pgranger", rangerPort, "bench", "bench", ""}
-	directRewritten := target{"direct-rewritten", pgPort, "postgres", testpg.SuperPassword, rewrittenScript}
+	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword, "", 0}
+	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword, "", bouncerPgid}
+	ranger := target{"pgranger", rangerPort, "bench", "bench", "", rangerPID}
+	directRewritten := target{"direct-rewritten", pgPort, "postgres", testpg.SuperPassword, rewrittenScript, 0}
+	rangers := []target{ranger}
+	if baseline != "" {
+		bdir := filepath.Join(dir, "baseline")
+		os.Mkdir(bdir, 0o755)
+		port, pid, stop, err := startPgranger(baseline, bdir, c, "")
+		if err != nil {
+			return fmt.Errorf("-baseline: %w", err)
+		}
+		defer stop()
+		rangers = append(rangers, target{"pgranger-baseline", port, "bench", "bench", "", pid})
+	}
 
 	type workload struct {
 		name    string
@@ -136,9 +153,9 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		targets []target
 	}
 	workloads := []workload{
-		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, []target{direct, bouncer, ranger}},
-		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, []target{direct, directRewritten, ranger}},
-		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, []target{direct, directRewritten, ranger}},
+		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append([]target{direct, bouncer}, rangers...)},
+		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append([]target{direct, directRewritten}, rangers...)},
+		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append([]target{direct, directRewritten}, rangers...)},
 	}
 	var clients []int
 	for _, s := range strings.Split(clientsFlag, ",") {
@@ -150,8 +167,8 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	}
 
 	fmt.Printf("\npgbench, %s per run, %d repetitions (median), scale %d, on %s\n", duration, repeat, scale, hostDesc())
-	fmt.Println("\n| workload | clients | target | TPS | avg ms | p99 ms | ratio to direct | ratio to pgbouncer |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("\n| workload | clients | target | TPS | avg ms | p99 ms | ratio to direct | ratio to pgbouncer | proxy CPU µs/txn |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	rssAfter := []string{fmt.Sprintf("start %.1f", rssMB(rangerPID))}
 	for _, w := range workloads {
 		if !strings.Contains(w.name, onlyWorkloads) {
@@ -175,7 +192,11 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 				if b, ok := runs["pgbouncer"]; ok && t.name != "pgbouncer" && t.name != "direct" {
 					vsBouncer = fmt.Sprintf("%.2f", m.tps/median(b).tps)
 				}
-				fmt.Printf("| %s | %d | %s | %.0f | %.3f | %.3f | %.2f | %s |\n", w.name, n, t.name, m.tps, m.avgms, m.p99ms, m.tps/base.tps, vsBouncer)
+				cpu := "–"
+				if t.pgid != 0 {
+					cpu = fmt.Sprintf("%.1f", m.cpuus)
+				}
+				fmt.Printf("| %s | %d | %s | %.0f | %.3f | %.3f | %.2f | %s | %s |\n", w.name, n, t.name, m.tps, m.avgms, m.p99ms, m.tps/base.tps, vsBouncer, cpu)
 			}
 			rssAfter = append(rssAfter, fmt.Sprintf("%.1f", rssMB(rangerPID)))
 		}
@@ -254,7 +275,7 @@ const benchPolicies = `{"serviceName": "bench", "policyVersion": 1, "policies": 
   "rowFilterPolicyItems": [{"accesses": [{"type": "select"}], "users": ["bench"], "rowFilterInfo": {"filterExpr": "bid > 0"}}]}
 ]}`
 
-func startPgranger(bin, dir string, c *testpg.Cluster) (string, int, func(), error) {
+func startPgranger(bin, dir string, c *testpg.Cluster, profile string) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
 		return "", 0, nil, err
@@ -281,12 +302,13 @@ level = "warn"
 	path := filepath.Join(dir, "pgranger.toml")
 	os.WriteFile(path, []byte(cfg), 0o644)
 	args := []string{"serve", "--config", path}
-	if cpuProfile != "" {
-		abs, _ := filepath.Abs(cpuProfile)
+	if profile != "" {
+		abs, _ := filepath.Abs(profile)
 		args = append(args, "--cpuprofile", abs)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, for groupCPU
 	if err := cmd.Start(); err != nil {
 		return "", 0, nil, err
 	}
@@ -343,10 +365,12 @@ func idleMemory(ctx context.Context, port string, pid, n int) error {
 	return nil
 }
 
-func startPgbouncer(dir, pgPort string) (string, func(), error) {
+// startPgbouncer returns pgbouncer's port and process group (runuser and
+// pgbouncer), and the function that stops it.
+func startPgbouncer(dir, pgPort string) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	ini := fmt.Sprintf(`[databases]
 bench = host=127.0.0.1 port=%s dbname=bench user=postgres password=%s
@@ -378,21 +402,57 @@ stats_period = 0
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	// SIGTERM is pgbouncer's immediate shutdown; sent to the group so it
 	// reaches pgbouncer through runuser.
 	stop := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); cmd.Wait() }
 	if err := waitPort(port); err != nil {
 		stop()
-		return "", nil, err
+		return "", 0, nil, err
 	}
-	return port, stop, nil
+	return port, cmd.Process.Pid, stop, nil
+}
+
+var clockTicks = 100.0 // USER_HZ: /proc times are in these units on Linux
+
+// groupCPU is the CPU time (user + system, seconds) used so far by the
+// processes of a process group, read from /proc/PID/stat.
+func groupCPU(pgid int) float64 {
+	if pgid == 0 {
+		return 0
+	}
+	dirs, _ := os.ReadDir("/proc")
+	total := 0.0
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after the parenthesised command name: state is [0],
+		// pgrp [2], utime [11], stime [12].
+		i := strings.LastIndexByte(string(data), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 13 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		u, _ := strconv.ParseFloat(f[11], 64)
+		s, _ := strconv.ParseFloat(f[12], 64)
+		total += (u + s) / clockTicks
+	}
+	return total
 }
 
 var (
 	reTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
 	reAvg = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+	reTxn = regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
 )
 
 // pgbench runs one measurement; the p99 comes from pgbench's
@@ -411,11 +471,17 @@ func pgbench(env []string, dir string, t target, clients int, d time.Duration, e
 	args = append(args, "bench")
 	cmd := exec.Command("pgbench", args...)
 	cmd.Env = append(env, "PGPASSWORD="+t.password)
+	cpuBefore := groupCPU(t.pgid)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("%v\n%s", err, out)
 	}
 	var r result
+	if m := reTxn.FindSubmatch(out); m != nil && t.pgid != 0 {
+		if n, _ := strconv.ParseFloat(string(m[1]), 64); n > 0 {
+			r.cpuus = (groupCPU(t.pgid) - cpuBefore) / n * 1e6
+		}
+	}
 	if m := reTPS.FindSubmatch(out); m != nil {
 		r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
 	}
@@ -464,6 +530,7 @@ func median(rs []result) result {
 		tps:   pick(func(r result) float64 { return r.tps }),
 		avgms: pick(func(r result) float64 { return r.avgms }),
 		p99ms: pick(func(r result) float64 { return r.p99ms }),
+		cpuus: pick(func(r result) float64 { return r.cpuus }),
 	}
 }
 

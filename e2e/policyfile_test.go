@@ -55,6 +55,9 @@ func TestBrokenPolicyFileKeepsLastGoodThenDenies(t *testing.T) {
 	conn := connect(t, p, "bob")
 	const q = "SELECT id, ssn FROM sales.orders ORDER BY id LIMIT 1"
 	equalLines(t, "before", rows(t, conn, q, pgx.QueryExecModeSimpleProtocol), []string{"1|xxx-xx-1111"})
+	// Prepared now (pgx's statement cache), bound again past the TTL.
+	const prepared = "SELECT ssn FROM sales.orders WHERE id = $1"
+	equalLines(t, "prepared before", rows(t, conn, prepared, 1), []string{"xxx-xx-1111"})
 
 	p.writePolicies(t, []byte("this is not JSON {"))
 	time.Sleep(300 * time.Millisecond)
@@ -69,7 +72,10 @@ func TestBrokenPolicyFileKeepsLastGoodThenDenies(t *testing.T) {
 	})
 	// Prepared statements are denied too, and statements that read no
 	// governed relation still run.
-	if _, err := tryRows(conn, "SELECT ssn FROM sales.orders WHERE id = $1", 1); sqlstate(err) != "42501" {
+	if _, err := tryRows(conn, prepared, 1); sqlstate(err) != "42501" || !strings.Contains(err.Error(), "policies are unavailable") {
+		t.Errorf("a statement prepared before, bound past the TTL: %v", err)
+	}
+	if _, err := tryRows(conn, "SELECT ssn FROM sales.orders WHERE id = $1 AND true", 1); sqlstate(err) != "42501" {
 		t.Errorf("extended protocol past the TTL: %v", err)
 	}
 	equalLines(t, "ungoverned", rows(t, conn, "SELECT 1"), []string{"1"})

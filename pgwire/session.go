@@ -113,6 +113,7 @@ type prepared struct {
 	sql       string
 	paramOIDs []uint32
 	result    *sqlrewrite.Result
+	stamp     sqlrewrite.Stamp // what result was decided under: while it is current, a Bind looks nothing up
 }
 
 type session struct {
@@ -396,15 +397,22 @@ func (s *session) clientLoop() error {
 // listen.idle-timeout-secs (0: off). It ends the session with
 // PostgreSQL's SQLSTATEs for its own idle timeouts.
 func (s *session) armIdle(status byte) {
-	l := s.srv.cfg.Listen
-	secs, fe := l.IdleTimeoutSecs, fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
-	if status == 'T' || status == 'E' {
-		secs, fe = l.IdleInTxnTimeoutSecs, fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+	l := &s.srv.cfg.Listen
+	inTxn := status == 'T' || status == 'E'
+	secs := l.IdleTimeoutSecs
+	if inTxn {
+		secs = l.IdleInTxnTimeoutSecs
 	}
 	if secs <= 0 {
-		return
+		return // the common case, on every ReadyForQuery: nothing to build
 	}
-	s.idle.arm(time.Duration(secs)*time.Second, func() { s.end(fe, "session ended: idle timeout") })
+	s.idle.arm(time.Duration(secs)*time.Second, func() {
+		fe := fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
+		if inTxn {
+			fe = fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+		}
+		s.end(fe, "session ended: idle timeout")
+	})
 }
 
 // functionCall refuses a fast-path FunctionCall (libpq's PQfn and its
@@ -425,14 +433,27 @@ func (s *session) functionCall() error {
 }
 
 func (s *session) rewrite(sql string) *sqlrewrite.Result {
-	defer s.srv.obs.observeRewrite(time.Now())
-	env := &sqlrewrite.Env{
+	return s.rewriteIn(s.rewriteEnv(), sql)
+}
+
+// rewriteEnv takes the policies, catalog snapshot and search_path a
+// rewrite reads, once per message.
+func (s *session) rewriteEnv() *sqlrewrite.Env {
+	s.rsess.SearchPath = s.paths.get()
+	return &sqlrewrite.Env{
 		Policy:  s.srv.opts.Policies.PolicyState(),
 		Catalog: s.cat.Current(),
-		Refresh: func(ctx context.Context) (*catalog.Snapshot, error) { return s.cat.Refresh(ctx, time.Second) },
+		Refresh: s.refreshCatalog,
 		Now:     time.Now(),
 	}
-	s.rsess.SearchPath = s.paths.get()
+}
+
+func (s *session) refreshCatalog(ctx context.Context) (*catalog.Snapshot, error) {
+	return s.cat.Refresh(ctx, time.Second)
+}
+
+func (s *session) rewriteIn(env *sqlrewrite.Env, sql string) *sqlrewrite.Result {
+	defer s.srv.obs.observeRewrite(time.Now())
 	return s.srv.opts.Rewriter.Rewrite(context.Background(), env, s.rsess, sql)
 }
 
@@ -467,7 +488,8 @@ func (s *session) parse(body []byte) error {
 	if err := msg.Decode(body); err != nil {
 		return fatalf(codeProtocolViolation, "malformed Parse message")
 	}
-	res := s.rewrite(msg.Query)
+	env := s.rewriteEnv()
+	res := s.rewriteIn(env, msg.Query)
 	if res.Err != nil {
 		s.audit(res)
 		delete(s.stmts, msg.Name)
@@ -477,7 +499,8 @@ func (s *session) parse(body []byte) error {
 	if err := s.createViews(res.Views, false); err != nil {
 		return err
 	}
-	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res}
+	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res,
+		stamp: sqlrewrite.StampOf(env, s.rsess, res)}
 	s.queue.push(&pending{kind: 'P', governed: governed(res)})
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'P', body)
@@ -518,7 +541,12 @@ func (s *session) ensureCurrent(name string) error {
 	if st == nil {
 		return nil
 	}
-	res := s.rewrite(st.sql)
+	env := s.rewriteEnv()
+	res := st.result
+	if !st.stamp.Current(env, s.rsess) {
+		res = s.rewriteIn(env, st.sql)
+		st.stamp = sqlrewrite.StampOf(env, s.rsess, res)
+	}
 	// A view the statement reads may have gone with a rolled-back
 	// transaction; the backend re-resolves the name when it replans.
 	if err := s.createViews(res.Views, false); err != nil {

@@ -581,3 +581,82 @@ func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
 		t.Errorf("the mask must apply during its schedule only:\nduring: %s\n after: %s", during, after)
 	}
 }
+
+// A Stamp stays current while nothing Rewrite keys on changes, and stops
+// being current when any one thing does — so a prepared statement whose
+// Bind skips the lookup never runs under an old policy, catalog, schedule,
+// identity or search_path, and never when policies are unavailable.
+func TestStampFollowsEverythingTheCacheKeysOn(t *testing.T) {
+	data, err := os.ReadFile("../examples/policies/hive.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ranger.ParseServicePolicies(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sp.Policies {
+		if sp.Policies[i].ID == 10 {
+			sp.Policies[i].ValiditySchedules = []ranger.RangerValiditySchedule{{StartTime: "2026/01/01 00:00:00", EndTime: "2026/01/31 23:59:59"}}
+		}
+	}
+	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp}, policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := New(Options{})
+	newSess := func(user string) *Session {
+		subj := testSubjects[user]
+		return &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
+	}
+	jan := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)
+	newEnv := func() *Env {
+		return &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: jan}
+	}
+	sess, env := newSess("bob"), newEnv()
+	res := rw.Rewrite(context.Background(), env, sess, "SELECT ssn FROM sales.orders WHERE id = $1")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	stamp := StampOf(env, sess, res)
+	if !stamp.Current(newEnv(), newSess("bob")) {
+		t.Fatal("the stamp must be current when nothing changed")
+	}
+	if !stamp.Current(&Env{Policy: env.Policy, Catalog: env.Catalog, Now: jan.Add(time.Hour)}, sess) {
+		t.Error("an hour later, inside the same schedule, the stamp must stay current")
+	}
+	changes := map[string]func(e *Env, s *Session){
+		"policy generation": func(e *Env, s *Session) { e.Policy.Generation = 2 },
+		"policies unavailable": func(e *Env, s *Session) {
+			e.Policy.Unavailable = "the last successful policy load was 2m ago"
+		},
+		"catalog version": func(e *Env, s *Session) {
+			c := *e.Catalog
+			c.Version++
+			e.Catalog = &c
+		},
+		"validity schedule ended": func(e *Env, s *Session) { e.Now = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC) },
+		"identity":                func(e *Env, s *Session) { *s = *newSess("alice") },
+		"search_path":             func(e *Env, s *Session) { s.SearchPath = []string{"sales", "public"} },
+	}
+	for name, change := range changes {
+		e, s := newEnv(), newSess("bob")
+		change(e, s)
+		if stamp.Current(e, s) {
+			t.Errorf("%s changed: the stamp must not be current", name)
+		}
+	}
+	// Results the cache does not keep are never stamped current.
+	denied := rw.Rewrite(context.Background(), env, sess, "SELECT * FROM hr.employees")
+	if denied.Err == nil {
+		t.Fatal("bob must be denied hr.employees")
+	}
+	if StampOf(env, sess, denied).Current(env, sess) {
+		t.Error("a denial must be decided again at every use")
+	}
+	stale := newEnv()
+	stale.Policy.Unavailable = "never loaded"
+	if StampOf(stale, sess, res).Current(env, sess) {
+		t.Error("a result decided while policies were unavailable must not be stamped")
+	}
+}

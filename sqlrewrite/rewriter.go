@@ -19,6 +19,7 @@ package sqlrewrite
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -378,4 +379,48 @@ func parseError(err error) *Error {
 	// Not the grammar's error: the tree was too deep to hand over
 	// ("proto: exceeded maximum recursion depth").
 	return errorf(CodeStatementTooComplex, "statement is too complex to parse: %v", err)
+}
+
+// Stamp is what a Result was decided under besides its text: the
+// session's identity and search_path, the policy generation and schedule
+// epoch, the catalog version — the parts of the cache key that change.
+// A caller that sends the same text again (a prepared statement, checked
+// at every Bind) compares stamps instead of looking the text up again:
+// no key to build, no hashing, nothing shared between sessions.
+type Stamp struct {
+	identity                               string
+	searchPath                             []string
+	policyGen, policyEpoch, catalogVersion uint64
+	ok                                     bool
+}
+
+// StampOf returns the stamp of res, rewritten under env and sess (after
+// Rewrite: a catalog reload during the rewrite is in env). The stamp
+// matches nothing when res must be rewritten every time, as the cache
+// does not keep it either: policies unavailable, a denial, a text that
+// depends on the session's SQL prepared statements.
+func StampOf(env *Env, sess *Session, res *Result) Stamp {
+	if env.Policy.Unavailable != "" || res.Err != nil || res.volatile {
+		return Stamp{}
+	}
+	return Stamp{
+		identity:       sess.IdentityKey,
+		searchPath:     sess.SearchPath,
+		policyGen:      env.Policy.Generation,
+		policyEpoch:    policyEpoch(env),
+		catalogVersion: env.Catalog.Version,
+		ok:             true,
+	}
+}
+
+// Current reports whether a Result stamped s is still the one Rewrite
+// would return under env and sess. Session.Database and DefaultSearchPath
+// are fixed for a session's life, so they are not compared.
+func (s Stamp) Current(env *Env, sess *Session) bool {
+	return s.ok && env.Policy.Unavailable == "" &&
+		s.policyGen == env.Policy.Generation &&
+		s.catalogVersion == env.Catalog.Version &&
+		s.identity == sess.IdentityKey &&
+		slices.Equal(s.searchPath, sess.SearchPath) &&
+		s.policyEpoch == policyEpoch(env)
 }
