@@ -63,6 +63,14 @@ func newBackendPool(dsn, database string, max int, connectTimeout, acquireTimeou
 	// also the values DISCARD ALL / RESET ALL return to.
 	cfg.RuntimeParams["client_encoding"] = "UTF8"
 	cfg.RuntimeParams["standard_conforming_strings"] = "on"
+	dial := cfg.DialFunc
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return withRawIO(c), nil // beneath TLS to the backend, when the DSN asks for it
+	}
 	p := &backendPool{cfg: cfg, max: max, acquireT: acquireTimeout}
 	p.cond = sync.NewCond(&p.mu)
 	return p, nil

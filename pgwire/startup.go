@@ -51,7 +51,7 @@ func fatalf(code, format string, args ...any) *fatalError {
 var ownedStartupParams = map[string]bool{"user": true, "database": true, "options": true, "replication": true, "client_encoding": true}
 
 func (s *Server) handle(ctx context.Context, c net.Conn) {
-	c = s.obs.countConn(c)
+	c = s.obs.countConn(withRawIO(c))
 	defer c.Close()
 	if s.clients.Add(1) > int64(s.cfg.Listen.MaxClients) {
 		s.clients.Add(-1)
