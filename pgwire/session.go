@@ -131,6 +131,7 @@ type session struct {
 	id    *identity.Identity
 	cat   *catalog.Catalog
 	rsess *sqlrewrite.Session // client loop; SearchPath refreshed from paths before each rewrite
+	env   sqlrewrite.Env      // client loop; rewriteEnv refills it for each rewrite
 	paths searchPathState
 
 	stmts   map[string]*prepared // client loop
@@ -437,15 +438,17 @@ func (s *session) rewrite(sql string) *sqlrewrite.Result {
 }
 
 // rewriteEnv takes the policies, catalog snapshot and search_path a
-// rewrite reads, once per message.
+// rewrite reads, once per message. The Env is the session's own, filled
+// again each time (a rewrite keeps nothing of it): no allocation per Bind.
 func (s *session) rewriteEnv() *sqlrewrite.Env {
 	s.rsess.SearchPath = s.paths.get()
-	return &sqlrewrite.Env{
-		Policy:  s.srv.opts.Policies.PolicyState(),
-		Catalog: s.cat.Current(),
-		Refresh: s.refreshCatalog,
-		Now:     time.Now(),
+	if s.env.Refresh == nil {
+		s.env.Refresh = s.refreshCatalog
 	}
+	s.env.Policy = s.srv.opts.Policies.PolicyState()
+	s.env.Catalog = s.cat.Current()
+	s.env.Now = time.Now()
+	return &s.env
 }
 
 func (s *session) refreshCatalog(ctx context.Context) (*catalog.Snapshot, error) {
