@@ -42,6 +42,7 @@ func main() {
 	flag.IntVar(&idleClients, "idle", 1000, "idle client connections to hold through pgranger for the memory measurement (0: skip)")
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
+	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	flag.Parse()
 	if err := run(*duration, *repeat, *clientsFlag, *scale, *bin); err != nil {
@@ -69,7 +70,8 @@ type result struct {
 // Set by flags.
 var (
 	onlyWorkloads, cpuProfile, baseline string
-	idleClients               int
+	soakFor                             time.Duration
+	idleClients                         int
 )
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
@@ -156,6 +158,9 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append([]target{direct, bouncer}, rangers...)},
 		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append([]target{direct, directRewritten}, rangers...)},
 		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append([]target{direct, directRewritten}, rangers...)},
+	}
+	if soakFor > 0 {
+		return soak(env, dir, ranger, script, soakFor)
 	}
 	var clients []int
 	for _, s := range strings.Split(clientsFlag, ",") {
@@ -318,6 +323,61 @@ level = "warn"
 		return "", 0, nil, err
 	}
 	return port, cmd.Process.Pid, stop, nil
+}
+
+// soak runs a mixed load through pgranger for d — select-only prepared,
+// the governed script prepared and simple (every statement a new text, so
+// the rewrite and template caches fill to their bounds), and a client that
+// reconnects for every transaction (backend pool, session setup) — and
+// samples pgranger's RSS. Memory that keeps growing after warm-up (the
+// first fifth) is a leak; a flat line after the caches filled is not.
+func soak(env []string, dir string, t target, script string, d time.Duration) error {
+	loads := [][]string{
+		{"-c", "4", "-S", "-M", "prepared"},
+		{"-c", "3", "-f", script, "-M", "simple"},
+		{"-c", "2", "-f", script, "-M", "prepared"},
+		{"-c", "1", "-C", "-S", "-M", "extended"},
+	}
+	fmt.Printf("\nsoak: %s of mixed load through pgranger (%d pgbench processes), RSS sampled every %s, on %s\n", d, len(loads), d/20, hostDesc())
+	errs := make(chan error, len(loads))
+	for _, l := range loads {
+		args := append([]string{"-n", "-j", "1", "-T", strconv.Itoa(int(d.Seconds())), "-h", "127.0.0.1", "-p", t.port, "-U", t.user}, l...)
+		args = append(args, "bench")
+		go func() {
+			cmd := exec.Command("pgbench", args...)
+			cmd.Env = append(env, "PGPASSWORD="+t.password)
+			out, err := cmd.CombinedOutput()
+			if err == nil && strings.Contains(string(out), "number of failed transactions: ") && !strings.Contains(string(out), "number of failed transactions: 0 ") {
+				err = fmt.Errorf("failed transactions")
+			}
+			if err != nil {
+				err = fmt.Errorf("pgbench %s: %v\n%s", strings.Join(l, " "), err, out)
+			}
+			errs <- err
+		}()
+	}
+	start := time.Now()
+	var samples []float64
+	fmt.Println("\n| elapsed | RSS MB |\n|---|---|")
+	for time.Since(start) < d {
+		time.Sleep(d / 20)
+		rss := rssMB(t.pgid)
+		samples = append(samples, rss)
+		fmt.Printf("| %s | %.1f |\n", time.Since(start).Round(time.Second), rss)
+	}
+	for range loads {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	warm := samples[len(samples)/5]
+	peak := warm
+	for _, v := range samples[len(samples)/5:] {
+		peak = max(peak, v)
+	}
+	fmt.Printf("\nRSS after warm-up (%s) %.1f MB, highest after it %.1f MB, at the end %.1f MB: growth after warm-up %.1f MB\n",
+		(d / 5).Round(time.Second), warm, peak, samples[len(samples)-1], peak-warm)
+	return nil
 }
 
 // rssMB is a process's resident set size in MB (/proc/PID/status VmRSS).
