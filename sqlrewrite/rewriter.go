@@ -19,8 +19,10 @@ package sqlrewrite
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/maypok86/otter/v2"
@@ -217,6 +219,7 @@ type Rewriter struct {
 	opts      Options
 	cache     *otter.Cache[cacheKey, *Result]
 	templates *otter.Cache[cacheKey, *template]
+	repeats   *doorkeeper // texts served by a template once: the second time, they go into cache
 }
 
 // New creates a Rewriter.
@@ -242,7 +245,38 @@ func New(opts Options) *Rewriter {
 		opts:      opts,
 		cache:     otter.Must(&otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}),
 		templates: otter.Must(&otter.Options[cacheKey, *template]{MaximumSize: opts.CacheSize}),
+		repeats:   newDoorkeeper(opts.CacheSize),
 	}
+}
+
+// doorkeeper remembers, approximately, which keys were seen: a
+// direct-mapped table of their hashes. A collision only forgets a key or,
+// once in 2^64, takes a new key for a seen one — either way a text is
+// cached a little earlier or later, never served wrongly, since the cache
+// itself compares whole keys.
+type doorkeeper struct {
+	seed  maphash.Seed
+	slots []atomic.Uint64
+}
+
+func newDoorkeeper(size int) *doorkeeper {
+	n := 1
+	for n < 4*size {
+		n <<= 1
+	}
+	return &doorkeeper{seed: maphash.MakeSeed(), slots: make([]atomic.Uint64, n)}
+}
+
+// seenBefore reports whether key was seen since its slot last changed,
+// and records it.
+func (d *doorkeeper) seenBefore(key cacheKey) bool {
+	h := maphash.Comparable(d.seed, key)
+	slot := &d.slots[h&uint64(len(d.slots)-1)]
+	if slot.Load() == h {
+		return true
+	}
+	slot.Store(h)
+	return false
 }
 
 // Rewrite analyses sql for the session. It never returns a nil Result;
@@ -258,11 +292,13 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		return r
 	}
 	if r, ok := rw.rewriteTemplated(ctx, env, sess, sql, key); ok {
-		// Kept by its exact text too: a text that comes back (a prepared
-		// statement checked at every Bind) is then one lookup. otter's
-		// admission policy keeps one-off texts from crowding out the rest.
-		key.catalogVersion = env.Catalog.Version
-		rw.cache.Set(key, r)
+		// Kept by its exact text only when the text comes back: with the
+		// simple protocol most texts are new (their constants), and storing
+		// each one costs more than the template lookup it would save.
+		if rw.repeats.seenBefore(key) {
+			key.catalogVersion = env.Catalog.Version
+			rw.cache.Set(key, r)
+		}
 		return r
 	}
 	r := rw.rewrite(ctx, env, sess, sql)

@@ -163,3 +163,30 @@ func otherConstants(sql string) string {
 	}
 	return tmpl
 }
+
+// A text served by a template goes into the exact cache the second time
+// it is seen, so a text that comes back is one lookup, while one-off texts
+// (new constants every time) are never stored.
+func TestRepeatedTemplatedTextIsCachedByItsText(t *testing.T) {
+	rw, env, sess := benchEnv(&testing.B{})
+	const sql = "SELECT id, ssn, amount FROM sales.orders WHERE id = 42"
+	r1 := rw.Rewrite(context.Background(), env, sess, sql)
+	r2 := rw.Rewrite(context.Background(), env, sess, sql)
+	r3 := rw.Rewrite(context.Background(), env, sess, sql)
+	if r1.Err != nil || !r1.fromTemplate || !r2.fromTemplate {
+		t.Fatalf("the first two must come from the template: %+v %+v", r1.Err, r2.Err)
+	}
+	if r1 == r2 {
+		t.Error("the first sighting must not be stored by its text")
+	}
+	if r3 != r2 {
+		t.Error("the third must be the exact cache's entry stored at the second")
+	}
+	if r3.SQL != r1.SQL {
+		t.Errorf("cached %q, templated %q", r3.SQL, r1.SQL)
+	}
+	other := rw.Rewrite(context.Background(), env, sess, "SELECT id, ssn, amount FROM sales.orders WHERE id = 43")
+	if _, ok := rw.cache.GetIfPresent(newCacheKey(env, sess, "SELECT id, ssn, amount FROM sales.orders WHERE id = 43")); ok || !other.fromTemplate {
+		t.Error("a text seen once must not be in the exact cache")
+	}
+}
