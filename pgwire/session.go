@@ -142,8 +142,13 @@ type session struct {
 	viewError   []byte        // backend loop: a held-back view creation error
 	released    bool          // backend loop: the reset succeeded, finish may pool bc
 
-	expireOnce sync.Once   // pgranger's own end of the session (token expiry, idle timeout) happens once
-	expired    atomic.Bool // set when it did
+	expireOnce sync.Once     // pgranger's own end of the session (token expiry, idle timeout, revocation) happens once
+	expired    atomic.Bool   // set when it did
+	ended      chan struct{} // closed when it did
+	// revoked is set when a reload took away the user's standing
+	// (Server.EndStaleSessions): the session forwards nothing more and
+	// ends at its next statement boundary.
+	revoked atomic.Pointer[revocation]
 
 	idle idleTimer // armed by the backend loop when nothing is in flight, disarmed by the client loop
 }
@@ -201,6 +206,7 @@ func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *b
 		stmts:       map[string]*prepared{},
 		portals:     map[string]*prepared{},
 		backendDone: make(chan struct{}),
+		ended:       make(chan struct{}),
 	}
 }
 
@@ -256,6 +262,9 @@ func (s *session) run() {
 		}
 		s.srv.log.Info("session ended", identityAttrs(s.id, "err", err)...)
 	}
+	// The session is over for the client: a revocation's grace timer that
+	// fires from now on must not write or log an end that did not happen.
+	s.expireOnce.Do(func() {})
 	s.finish()
 }
 
@@ -296,7 +305,7 @@ func (s *session) expire() {
 }
 
 // end is how pgranger itself ends a session (token expiry, idle
-// timeouts): once, with a FATAL error the client can read.
+// timeouts, revocation): once, with a FATAL error the client can read.
 func (s *session) end(fe *fatalError, logMsg string) {
 	s.expireOnce.Do(func() {
 		s.expired.Store(true)
@@ -306,7 +315,44 @@ func (s *session) end(fe *fatalError, logMsg string) {
 		s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
 		s.client.Close()
 		s.srv.log.Info(logMsg, identityAttrs(s.id)...)
+		close(s.ended)
 	})
+}
+
+// revocation is why a reload ends a session.
+type revocation struct {
+	fe     *fatalError
+	logMsg string
+}
+
+// revokeGrace is how long a statement that is running when its session
+// is revoked may go on before it is cancelled and the session ends.
+const revokeGrace = 5 * time.Second
+
+var errRevoked = errors.New("the session's user changed in the configuration")
+
+// revoke ends the session at its next statement boundary: at once when
+// nothing is in flight; otherwise the backend loop ends it after the
+// ReadyForQuery that completes the work in flight, so a result being
+// sent is not cut off — unless it takes longer than revokeGrace. From now
+// on the client loop forwards no message.
+func (s *session) revoke(fe *fatalError, logMsg string) {
+	r := &revocation{fe: fe, logMsg: logMsg}
+	if !s.revoked.CompareAndSwap(nil, r) {
+		return
+	}
+	if s.queue.empty() {
+		s.end(fe, logMsg)
+		return
+	}
+	time.AfterFunc(revokeGrace, func() { s.end(fe, logMsg) })
+}
+
+// endIfRevoked ends a revoked session; called where nothing is in flight.
+func (s *session) endIfRevoked() {
+	if r := s.revoked.Load(); r != nil {
+		s.end(r.fe, r.logMsg)
+	}
 }
 
 var errTerminate = errors.New("client terminated")
@@ -336,6 +382,19 @@ func (s *session) clientLoop() error {
 		if s.pastDeadline() {
 			s.expire()
 			return errExpired
+		}
+		if s.revoked.Load() != nil {
+			// Not forwarded: it would run with the identity the
+			// configuration took back. What is in flight finishes
+			// first (revoke).
+			if s.queue.empty() {
+				s.endIfRevoked()
+			}
+			select {
+			case <-s.ended:
+			case <-s.backendDone:
+			}
+			return errRevoked
 		}
 		switch typ {
 		case 'Q':
@@ -596,6 +655,7 @@ func (s *session) backendLoop() {
 		}
 		head := s.queue.front()
 		relay := head == nil || !head.swallow
+		boundary := false // a ReadyForQuery with nothing more in flight
 		switch typ {
 		case 'E':
 			s.bc.views.errorSeen()
@@ -648,6 +708,7 @@ func (s *session) backendLoop() {
 				// Armed before the ReadyForQuery is relayed, so the
 				// client's answer to it always disarms.
 				s.armIdle(body[0])
+				boundary = true
 			}
 			if p != nil && p.release {
 				s.bc.views.reset() // DISCARD ALL dropped them
@@ -702,6 +763,11 @@ func (s *session) backendLoop() {
 			s.cwMu.Lock()
 			writeFrame(s.cw, typ, body)
 			s.cwMu.Unlock()
+		}
+		if boundary {
+			// After the ReadyForQuery is written: the client has the
+			// whole result, then the FATAL error.
+			s.endIfRevoked()
 		}
 	}
 }
