@@ -51,6 +51,12 @@ type pending struct {
 	setsPath   bool
 	pathBefore []string
 	run        *stmtRun // audit and statement counters, until it completes (metrics.go)
+	// portal names the portal of a Bind, an Execute or a Close of a
+	// portal (closesPortal); resumed marks an Execute whose run was
+	// looked up among the suspended portals (metrics.go).
+	portal       string
+	closesPortal bool
+	resumed      bool
 }
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
@@ -136,6 +142,9 @@ type session struct {
 	portals map[string]*prepared // portal → its statement; client loop
 
 	obs sessionObs // metrics.go
+	// suspended holds the runs of portals a row-limited Execute left
+	// suspended, until they complete or end (metrics.go); backend loop.
+	suspended map[string]*stmtRun
 
 	queue       pendingQueue
 	backendDone chan struct{} // closed when the backend loop ends
@@ -414,7 +423,7 @@ func (s *session) clientLoop() error {
 			err = writeFrame(bw, typ, body)
 		case 'E':
 			portal, _, _ := cstring(body)
-			p := &pending{kind: 'E', run: s.takeRun(portal)}
+			p := &pending{kind: 'E', run: s.takeRun(portal), portal: portal}
 			if st := s.portals[portal]; st != nil {
 				p.governed = governed(st.result)
 				s.noteEffects(p, st.result)
@@ -422,15 +431,17 @@ func (s *session) clientLoop() error {
 			s.queue.push(p)
 			err = writeFrame(bw, typ, body)
 		case 'C':
+			p := &pending{kind: 'C'}
 			if len(body) > 1 {
 				name, _, _ := cstring(body[1:])
 				if body[0] == 'S' {
 					delete(s.stmts, name)
 				} else {
 					delete(s.portals, name)
+					p.portal, p.closesPortal = name, true
 				}
 			}
-			s.queue.push(&pending{kind: 'C'})
+			s.queue.push(p)
 			err = writeFrame(bw, typ, body)
 		case 'S':
 			s.queue.push(&pending{kind: 'S'})
@@ -563,7 +574,7 @@ func (s *session) bind(body []byte) error {
 		s.bindRun(portal, st.result) // one record per execution, when it completes
 	}
 	s.portals[portal] = st
-	s.queue.push(&pending{kind: 'B', governed: gov})
+	s.queue.push(&pending{kind: 'B', governed: gov, portal: portal})
 	return writeFrame(s.bc.w, 'B', body)
 }
 
@@ -638,6 +649,9 @@ func governed(res *sqlrewrite.Result) bool {
 // pending queue for what to swallow, replace or sanitize.
 func (s *session) backendLoop() {
 	defer close(s.backendDone)
+	// Portals left suspended when the backend goes away returned rows
+	// all the same: their records are written with what was counted.
+	defer s.endPortals()
 	for {
 		if !s.br.buffered() {
 			s.cwMu.Lock()
@@ -654,6 +668,10 @@ func (s *session) backendLoop() {
 			return
 		}
 		head := s.queue.front()
+		if head != nil && head.kind == 'E' && head.run == nil && !head.resumed {
+			// A later Execute of a suspended portal continues its run.
+			head.run, head.resumed = s.resumePortal(head.portal), true
+		}
 		relay := head == nil || !head.swallow
 		boundary := false // a ReadyForQuery with nothing more in flight
 		switch typ {
@@ -661,6 +679,11 @@ func (s *session) backendLoop() {
 			s.bc.views.errorSeen()
 			if head != nil {
 				s.runFailed(head)
+				if head.kind == 'B' && head.portal == "" {
+					// A Bind to the unnamed portal drops the previous
+					// one before it can fail.
+					s.endPortal("")
+				}
 				head.failed = true
 				relay = true
 				switch {
@@ -699,6 +722,10 @@ func (s *session) backendLoop() {
 			if len(body) == 1 {
 				s.bc.views.ready(body[0])
 				s.paths.ready(body[0])
+				if body[0] == 'I' {
+					// The transaction is over, and with it every portal.
+					s.endPortals()
+				}
 			}
 			// Everything up to the Sync or Query this answers is done.
 			var p *pending
@@ -719,7 +746,7 @@ func (s *session) backendLoop() {
 			}
 			relay = p == nil || !p.swallow
 		case '1', '2', '3', 's', 'n':
-			s.runSuspended(typ, head)
+			s.portalReply(typ, head)
 			if head != nil && head.kind != 'Q' {
 				s.queue.pop()
 			}
@@ -748,6 +775,9 @@ func (s *session) backendLoop() {
 		case 'D':
 			if head != nil && head.locates != nil {
 				s.bc.views.located(head.view, parseOIDRow(body), head.locates)
+			}
+			if head != nil && head.kind == 'E' && head.run != nil {
+				head.run.rows++ // a portal read in several Executes is counted by its rows
 			}
 		case 'S':
 			s.bc.noteParameter(body)
