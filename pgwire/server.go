@@ -216,6 +216,9 @@ func (s *Server) EndStaleSessions() map[string]int {
 	ended := map[string]int{}
 	s.sessions.Range(func(_, v any) bool {
 		sess := v.(*session)
+		if !sess.live.Load() {
+			return true // it checks itself when it starts (session.run)
+		}
 		if fe, logMsg := s.staleIdentity(sess.id); fe != nil {
 			ended[sess.id.User]++
 			sess.revoke(fe, logMsg)

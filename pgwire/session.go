@@ -156,8 +156,11 @@ type session struct {
 	ended      chan struct{} // closed when it did
 	// revoked is set when a reload took away the user's standing
 	// (Server.EndStaleSessions): the session forwards nothing more and
-	// ends at its next statement boundary.
+	// ends at its next statement boundary. live is set when the session
+	// starts relaying; EndStaleSessions leaves the others (still in
+	// startup, whose writer is not shared yet) to check themselves.
 	revoked atomic.Pointer[revocation]
+	live    atomic.Bool
 
 	idle idleTimer // armed by the backend loop when nothing is in flight, disarmed by the client loop
 }
@@ -259,6 +262,12 @@ func (s *session) clientParam(name, value string) string {
 func (s *session) run() {
 	defer s.srv.sessions.Delete(s.cancelKey)
 	go s.backendLoop()
+	s.live.Store(true)
+	if fe, logMsg := s.srv.staleIdentity(s.id); fe != nil {
+		// A reload changed the user while this login was under way and
+		// EndStaleSessions passed the session over.
+		s.revoke(fe, logMsg)
+	}
 	stopTimer := s.watchDeadline()
 	s.armIdle('I') // startup's ReadyForQuery went out before the loops began
 	err := s.clientLoop()
@@ -351,7 +360,9 @@ func (s *session) revoke(fe *fatalError, logMsg string) {
 		return
 	}
 	if s.queue.empty() {
-		s.end(fe, logMsg)
+		// Not on the caller's goroutine: the reload must not wait for
+		// a client that does not read.
+		go s.end(fe, logMsg)
 		return
 	}
 	time.AfterFunc(revokeGrace, func() { s.end(fe, logMsg) })

@@ -234,13 +234,6 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 		return nil, err
 	}
 	pid, secret := s.newCancelKey(sess)
-	if fe, _ := s.staleIdentity(id); fe != nil {
-		// A reload changed the user while this login was under way,
-		// after EndStaleSessions looked at the registered sessions.
-		s.sessions.Delete(sess.cancelKey)
-		sess.releaseBackend()
-		return nil, fe
-	}
 	writeMsg(cw, &pgproto3.AuthenticationOk{})
 	for _, k := range sortedParamNames(bc.params) {
 		writeMsg(cw, &pgproto3.ParameterStatus{Name: k, Value: sess.clientParam(k, bc.params[k])})
