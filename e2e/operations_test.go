@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -442,4 +444,177 @@ func TestSIGHUPReloadKeepsSessions(t *testing.T) {
 		t.Fatalf("dave after a failed reload: %v", err)
 	}
 	again.Close(context.Background())
+}
+
+// SIGHUP with users removed or changed: their open sessions end with
+// FATAL 28000 naming the user and the change — an idle one at once, a
+// busy one after its statement's whole result, one whose statement runs
+// on 5 s after the reload then, its statement cancelled — while an
+// unchanged user's session goes on on the same backend connection. New
+// logins use the new entries.
+func TestSIGHUPEndsSessionsOfRemovedAndChangedUsers(t *testing.T) {
+	const dave = "\n[[identity.users]]\nname = \"dave\"\npassword = \"dave\"\nroles = [\"analyst\"]\ngroups = [\"analysts\"]\nattributes = { region = \"EU\" }\n"
+	p := startProxy(t, proxyOptions{extraConfig: dave})
+	bobIdle, bobBusy, bobLong := connect(t, p, "bob"), connect(t, p, "bob"), connect(t, p, "bob")
+	carol, alice, daveConn := connect(t, p, "carol"), connect(t, p, "alice"), connect(t, p, "dave")
+	equalLines(t, "carol's rows before (EU)", rows(t, carol, "SELECT id FROM sales.orders ORDER BY id"), []string{"2", "4", "7"})
+	davePid := rows(t, daveConn, "SELECT pg_backend_pid()")[0]
+
+	// bob's second session is in the middle of a statement at the reload,
+	// his third in a long one. The simple protocol: one message, so a
+	// statement that is active on the backend is in flight in the proxy
+	// (pgx's default mode would prepare first, and a Parse shows as
+	// active too).
+	simple := pgx.QueryExecModeSimpleProtocol
+	const slow = "SELECT id, pg_catalog.pg_sleep(0.5)::text FROM sales.orders ORDER BY id"
+	type result struct {
+		rows []string
+		err  error
+	}
+	busy := make(chan result, 1)
+	go func() {
+		r, err := tryRows(bobBusy, slow, simple)
+		busy <- result{r, err}
+	}()
+	long := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err := bobLong.Exec(ctx, "SELECT pg_catalog.pg_sleep(30)", simple)
+		long <- result{nil, err}
+	}()
+	super, err := pgx.Connect(ctx(t), cluster.SuperDSN("demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close(context.Background())
+	eventually(t, 5*time.Second, func() string {
+		var n int
+		super.QueryRow(ctx(t), "SELECT count(*) FROM pg_stat_activity WHERE query ~ 'pg_sleep\\((0.5|30)\\)' AND state = 'active' AND pid <> pg_backend_pid()").Scan(&n)
+		if n != 2 {
+			return "bob's statements are not running"
+		}
+		return ""
+	})
+	reloaded := time.Now()
+
+	cfgPath := filepath.Join(p.dir, "pgranger.toml")
+	cfg, _ := os.ReadFile(cfgPath)
+	next := string(cfg)
+	for _, r := range [][2]string{
+		{"[[identity.users]]\nname = \"bob\"\npassword = \"bob\"\nroles = [\"analyst\"]\ngroups = [\"analysts\"]\nattributes = { region = \"US\" }\n", ""},
+		{"name = \"carol\"\npassword = \"carol\"\nroles = [\"support\"]\ngroups = [\"support\"]\nattributes = { region = \"EU\" }",
+			"name = \"carol\"\npassword = \"carol\"\nroles = [\"support\"]\ngroups = [\"support\"]\nattributes = { region = \"US\" }"},
+		{"name = \"alice\"\npassword = \"alice\"", "name = \"alice\"\npassword = \"alice-Next-2\""},
+	} {
+		if !strings.Contains(next, r[0]) {
+			t.Fatalf("the config has no %q", r[0])
+		}
+		next = strings.Replace(next, r[0], r[1], 1)
+	}
+	if err := os.WriteFile(cfgPath, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() string {
+		if !strings.Contains(p.log(), "configuration reloaded") {
+			return "no reload in the log"
+		}
+		return ""
+	})
+
+	fatal := func(what string, conn *pgx.Conn, want string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := conn.PgConn().WaitForNotification(wctx)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Severity != "FATAL" || pe.Code != "28000" || pe.Message != want {
+			t.Errorf("%s: %v, want FATAL 28000 %q", what, err, want)
+		}
+	}
+	const bobGone = `pgranger: user "bob" was removed from the configuration; the session is closed`
+	fatal("bob, idle", bobIdle, bobGone)
+	fatal("carol, idle", carol, `pgranger: the roles, groups or attributes of user "carol" were changed in the configuration; log in again to use them`)
+	fatal("alice, idle", alice, `pgranger: the password of user "alice" was changed in the configuration; log in again`)
+
+	// The statement in flight delivered all its rows; then the session ended.
+	select {
+	case r := <-busy:
+		if r.err != nil {
+			t.Fatalf("bob's statement in flight at the reload: %v", r.err)
+		}
+		equalLines(t, "bob's statement in flight at the reload", r.rows, []string{"1|", "3|", "5|"})
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's statement did not finish")
+	}
+	fatal("bob, after the statement in flight", bobBusy, bobGone)
+
+	// A statement still running 5 s after the reload is cut short.
+	select {
+	case r := <-long:
+		var pe *pgconn.PgError
+		if !errors.As(r.err, &pe) || pe.Severity != "FATAL" || pe.Code != "28000" || pe.Message != bobGone {
+			t.Errorf("bob's 30 s statement: %v, want FATAL 28000 %q", r.err, bobGone)
+		}
+		if d := time.Since(reloaded); d < 4*time.Second || d > 12*time.Second {
+			t.Errorf("bob's 30 s statement ended %s after the reload, want about 5 s", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("bob's 30 s statement was not ended")
+	}
+	eventually(t, 10*time.Second, func() string {
+		var n int
+		super.QueryRow(ctx(t), "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND state = 'active' AND pid <> pg_backend_pid()").Scan(&n)
+		if n != 0 {
+			return "bob's 30 s statement still runs on the backend"
+		}
+		return ""
+	})
+
+	// dave's entry did not change: his session goes on where it was.
+	if got := rows(t, daveConn, "SELECT pg_backend_pid()")[0]; got != davePid {
+		t.Errorf("dave's session moved from backend %s to %s", davePid, got)
+	}
+	equalLines(t, "dave's rows", rows(t, daveConn, "SELECT id FROM sales.orders ORDER BY id"), []string{"2", "4", "7"})
+	eventually(t, 5*time.Second, func() string {
+		if v := value(scrape(t, p), "pgranger_connections_active"); v != 1 {
+			return fmt.Sprintf("connections_active = %v, want 1 (dave's session)", v)
+		}
+		return ""
+	})
+
+	// New logins: bob is unknown, alice has her new password, carol her
+	// new attributes.
+	if _, err := pgx.Connect(ctx(t), p.dsn("bob", "bob")); sqlstate(err) != "28P01" {
+		t.Errorf("bob after the reload: %v, want 28P01", err)
+	}
+	if _, err := pgx.Connect(ctx(t), p.dsn("alice", "alice")); sqlstate(err) != "28P01" {
+		t.Errorf("alice with her old password: %v, want 28P01", err)
+	}
+	aliceNew, err := pgx.Connect(ctx(t), p.dsn("alice", "alice-Next-2"))
+	if err != nil {
+		t.Fatalf("alice with her new password: %v", err)
+	}
+	defer aliceNew.Close(context.Background())
+	equalLines(t, "alice (no row filter)", rows(t, aliceNew, "SELECT count(*) FROM sales.orders"), []string{"8"})
+	carolNew := connect(t, p, "carol")
+	equalLines(t, "carol's rows after (US)", rows(t, carolNew, "SELECT id FROM sales.orders ORDER BY id"), []string{"1", "3", "5"})
+
+	log := p.log()
+	for _, want := range []string{
+		"users=\"~alice -bob ~carol\"", `sessions_ended="alice:1 bob:3 carol:1"`,
+		`msg="session ended: the user was removed from the configuration" user=bob`,
+		`msg="session ended: the user's password was changed in the configuration" user=alice`,
+		`msg="session ended: the user's roles, groups or attributes were changed in the configuration" user=carol`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "alice-Next-2") {
+		t.Errorf("the log shows alice's password:\n%s", log)
+	}
 }

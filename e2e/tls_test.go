@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,12 +11,14 @@ import (
 	"crypto/x509/pkix"
 	bin "encoding/binary"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,5 +92,119 @@ func TestClientTLS(t *testing.T) {
 	b := make([]byte, 1)
 	if _, err := c.Read(b); err != nil || b[0] != 'E' {
 		t.Errorf("data after SSLRequest: got %q %v, want an ErrorResponse", b, err)
+	}
+}
+
+// pemDER is the DER of the first certificate in a PEM file.
+func pemDER(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := pem.Decode(data)
+	if b == nil || b.Type != "CERTIFICATE" {
+		t.Fatalf("%s holds no certificate", path)
+	}
+	return b.Bytes
+}
+
+// replaceFile puts src's content at dst with a rename, as a certificate
+// manager renewing a certificate does.
+func replaceFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := dst + ".new"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A renewed certificate: the files are replaced and SIGHUP sent; new TLS
+// connections get the new certificate, a session already in TLS goes on
+// with the old one. A key that does not match the certificate changes
+// nothing and is counted as a failed reload.
+func TestSIGHUPReloadsTheTLSCertificate(t *testing.T) {
+	certA, keyA := writeSelfSigned(t, t.TempDir())
+	certB, keyB := writeSelfSigned(t, t.TempDir())
+	live := t.TempDir()
+	cert, key := filepath.Join(live, "server.crt"), filepath.Join(live, "server.key")
+	replaceFile(t, certA, cert)
+	replaceFile(t, keyA, key)
+	// Clients trust both, so verify-full passes before and after.
+	roots := filepath.Join(live, "roots.pem")
+	a, _ := os.ReadFile(certA)
+	b, _ := os.ReadFile(certB)
+	os.WriteFile(roots, append(a, b...), 0o644)
+
+	p := startProxy(t, proxyOptions{env: map[string]string{
+		"PGRANGER_LISTEN__TLS_CERT": cert, "PGRANGER_LISTEN__TLS_KEY": key, "PGRANGER_LISTEN__REQUIRE_TLS": "true",
+	}})
+	dsn := strings.Replace(p.dsn("bob", "bob"), "sslmode=disable", "sslmode=verify-full&sslrootcert="+roots, 1)
+	open := func(what string) (*pgx.Conn, []byte) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx(t), dsn)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		t.Cleanup(func() { conn.Close(context.Background()) })
+		tc, ok := conn.PgConn().Conn().(*tls.Conn)
+		if !ok {
+			t.Fatalf("%s: not a TLS connection: %T", what, conn.PgConn().Conn())
+		}
+		return conn, tc.ConnectionState().PeerCertificates[0].Raw
+	}
+	before, served := open("before the renewal")
+	if !bytes.Equal(served, pemDER(t, certA)) {
+		t.Fatal("the proxy does not serve certificate A at start")
+	}
+	reloads := func(result string) float64 {
+		return value(scrape(t, p), "pgranger_config_reloads_total", "result="+result)
+	}
+	hup := func(result string, want float64) {
+		t.Helper()
+		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, func() string {
+			if v := reloads(result); v != want {
+				return fmt.Sprintf("pgranger_config_reloads_total{result=%q} = %v, want %v", result, v, want)
+			}
+			return ""
+		})
+	}
+
+	replaceFile(t, certB, cert)
+	replaceFile(t, keyB, key)
+	hup("ok", 1)
+	after, served := open("after the renewal")
+	if !bytes.Equal(served, pemDER(t, certB)) {
+		t.Error("a new connection after SIGHUP does not get certificate B")
+	}
+	equalLines(t, "the new session", rows(t, after, "SELECT ssn FROM sales.orders WHERE id = 1"), []string{"xxx-xx-1111"})
+	equalLines(t, "the session opened before the renewal", rows(t, before, "SELECT ssn FROM sales.orders WHERE id = 3"), []string{"xxx-xx-3333"})
+	if tc := before.PgConn().Conn().(*tls.Conn); !bytes.Equal(tc.ConnectionState().PeerCertificates[0].Raw, pemDER(t, certA)) {
+		t.Error("the session opened before the renewal changed certificate")
+	}
+
+	// Certificate A with key B: the pair does not load, nothing changes.
+	replaceFile(t, certA, cert)
+	hup("error", 1)
+	if v := reloads("ok"); v != 1 {
+		t.Errorf("reloads ok = %v after a failed one, want 1", v)
+	}
+	_, served = open("after a failed reload")
+	if !bytes.Equal(served, pemDER(t, certB)) {
+		t.Error("a failed reload replaced the certificate")
+	}
+	if !strings.Contains(p.log(), `msg="configuration reload failed; the running configuration stays"`) ||
+		!strings.Contains(p.log(), "listen.tls-cert: tls: private key does not match public key") {
+		t.Errorf("the log does not name the failed reload's cause:\n%s", p.log())
 	}
 }

@@ -14,8 +14,11 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -40,6 +43,11 @@ type Identity struct {
 	// plus identity.jwt.clock-skew-secs and expiry-grace-secs. Zero for
 	// static users, whose sessions have no deadline.
 	SessionDeadline time.Time
+
+	// entry is the [[identity.users]] entry a SCRAM login was proven
+	// against (nil for a token login): Standing compares it with the
+	// entry the configuration holds now, by content.
+	entry *staticUser
 }
 
 // Authentication methods (Identity.Method).
@@ -64,6 +72,44 @@ type Authenticator struct {
 type staticUser struct {
 	id    Identity
 	creds scramCredentials
+	// password is a digest of the configured password or verifier, to
+	// tell a changed password from changed roles at a reload without
+	// keeping the secret itself.
+	password [sha256.Size]byte
+}
+
+// Standing is how an open session's identity compares with the
+// configuration after a reload.
+type Standing int
+
+const (
+	// Current: a token login, or the user's entry is unchanged.
+	Current Standing = iota
+	// Removed: the user is no longer in [[identity.users]].
+	Removed
+	// PasswordChanged: the user's password or verifier changed.
+	PasswordChanged
+	// IdentityChanged: the user's roles, groups or attributes changed.
+	IdentityChanged
+)
+
+// Standing reports whether id, authenticated earlier, still matches the
+// configured users. Sessions whose standing is not Current run with
+// access (or a credential) the configuration no longer grants.
+func (a *Authenticator) Standing(id *Identity) Standing {
+	if id.entry == nil {
+		return Current
+	}
+	cur, ok := a.lookup(id.User)
+	switch {
+	case !ok:
+		return Removed
+	case cur.password != id.entry.password:
+		return PasswordChanged
+	case !sameIdentity(&cur.id, &id.entry.id):
+		return IdentityChanged
+	}
+	return Current
 }
 
 // New builds an Authenticator from the identity section. It makes no
@@ -119,19 +165,21 @@ func (a *Authenticator) Prime(ctx context.Context) error {
 }
 
 // Reload replaces the user set. It fails without changing anything when a
-// user's password or verifier is unusable.
+// user's password or verifier is unusable. An entry that did not change
+// is kept as it was: a plain password is not derived again (4096 rounds
+// of PBKDF2 per user and reload).
 func (a *Authenticator) Reload(cfg config.Identity) error {
+	var prev map[string]*staticUser
+	if p := a.users.Load(); p != nil {
+		prev = *p
+	}
 	users := make(map[string]*staticUser, len(cfg.Users))
 	for _, u := range cfg.Users {
-		creds, err := credentialsFor(u.Password)
-		if err != nil {
-			return fmt.Errorf("identity.users %q: %w", u.Name, err)
-		}
 		attrs := make(map[string]string, len(u.Attributes))
 		for k, v := range u.Attributes {
 			attrs[k] = v
 		}
-		users[u.Name] = &staticUser{
+		next := &staticUser{
 			id: Identity{
 				User:       u.Name,
 				Groups:     sortedCopy(u.Groups),
@@ -139,11 +187,27 @@ func (a *Authenticator) Reload(cfg config.Identity) error {
 				Attributes: attrs,
 				Method:     MethodSCRAM,
 			},
-			creds: creds,
+			password: sha256.Sum256([]byte(u.Password)),
 		}
+		if old := prev[u.Name]; old != nil && old.password == next.password && sameIdentity(&old.id, &next.id) {
+			users[u.Name] = old
+			continue
+		}
+		creds, err := credentialsFor(u.Password)
+		if err != nil {
+			return fmt.Errorf("identity.users %q: %w", u.Name, err)
+		}
+		next.creds = creds
+		next.id.entry = next
+		users[u.Name] = next
 	}
 	a.users.Store(&users)
 	return nil
+}
+
+// sameIdentity compares what policies see of two static identities.
+func sameIdentity(a, b *Identity) bool {
+	return slices.Equal(a.Groups, b.Groups) && slices.Equal(a.Roles, b.Roles) && maps.Equal(a.Attributes, b.Attributes)
 }
 
 func (a *Authenticator) lookup(name string) (*staticUser, bool) {

@@ -24,6 +24,8 @@ import (
 // and the reloadable client certificate. The relay paths only call in with
 // one-line hooks; nothing here runs per row: bytes are counted per socket
 // read or write (one buffered batch of messages), statements per command.
+// The one per-row cost is an integer increment per DataRow of an Execute,
+// for the row count of a portal read in several Executes.
 
 // Statement results in Stats.Statements.
 const (
@@ -307,6 +309,11 @@ type stmtRun struct {
 	last time.Time      // when it was checked, then when its previous statement completed
 	next int            // index in res.Statements of the next statement to complete
 	done bool
+	// rows counts the DataRows of a portal's Executes; once an Execute
+	// was suspended (row limit) the record carries this total, since each
+	// Execute's command tag counts only its own rows.
+	rows      int64
+	suspended bool
 }
 
 // sessionObs is the session's share of this file (client loop only).
@@ -340,7 +347,7 @@ func (s *session) bindRun(portal string, res *sqlrewrite.Result) {
 }
 
 // takeRun hands the bound run to the portal's first Execute (later
-// Executes of a suspended portal continue the same statement).
+// Executes of a suspended portal continue the same run: resumePortal).
 func (s *session) takeRun(portal string) *stmtRun {
 	r := s.obs.portals[portal]
 	if r != nil {
@@ -355,7 +362,10 @@ func (s *session) runCompleted(head *pending, typ byte, body []byte) {
 		return
 	}
 	var rows int64
-	if typ == 'C' {
+	switch {
+	case head.run.suspended:
+		rows = head.run.rows
+	case typ == 'C':
 		tag, _, _ := cstring(body)
 		rows = tagRows(tag)
 	}
@@ -371,19 +381,61 @@ func (s *session) runFailed(head *pending) {
 	if head.run == nil || head.run.done {
 		return
 	}
-	s.finishStatement(head.run, 0, true)
+	var rows int64 // no command tag: no count, except what a suspended portal returned
+	if head.run.suspended {
+		rows = head.run.rows
+	}
+	s.finishStatement(head.run, rows, true)
 	head.run.done = true
 }
 
-// runSuspended: PortalSuspended, the Execute's row limit was reached.
-// The execution is recorded now, without a row count (rows are not
-// counted one by one).
-func (s *session) runSuspended(typ byte, head *pending) {
-	if typ != 's' || head == nil || head.run == nil || head.run.done {
+// portalReply: ParseComplete, BindComplete, CloseComplete,
+// PortalSuspended or NoData for head. A portal read in several
+// row-limited Executes (JDBC's fetch size, pgx's and libpq's row limits)
+// is one execution: its record is written once, with the rows of all its
+// Executes, when the portal completes (CommandComplete), is closed, is
+// replaced by a Bind of the same name, or its transaction ends.
+func (s *session) portalReply(typ byte, head *pending) {
+	if head == nil {
 		return
 	}
-	s.finishStatement(head.run, -1, false)
-	head.run.done = true
+	switch {
+	case typ == 's' && head.kind == 'E' && head.run != nil && !head.run.done:
+		head.run.suspended = true
+		if s.suspended == nil {
+			s.suspended = map[string]*stmtRun{}
+		}
+		s.suspended[head.portal] = head.run
+	case typ == '2' && head.kind == 'B':
+		s.endPortal(head.portal)
+	case typ == '3' && head.closesPortal:
+		s.endPortal(head.portal)
+	}
+}
+
+// resumePortal takes the run of a suspended portal for its next Execute.
+func (s *session) resumePortal(portal string) *stmtRun {
+	r := s.suspended[portal]
+	if r != nil {
+		delete(s.suspended, portal)
+	}
+	return r
+}
+
+// endPortal writes the record of a suspended portal that ends without
+// completing.
+func (s *session) endPortal(portal string) {
+	if r := s.resumePortal(portal); r != nil && !r.done {
+		s.finishStatement(r, r.rows, false)
+		r.done = true
+	}
+}
+
+// endPortals ends every suspended portal (the transaction ended).
+func (s *session) endPortals() {
+	for name := range s.suspended {
+		s.endPortal(name)
+	}
 }
 
 // finishStatement counts and audits the next statement of r; rows < 0:

@@ -202,6 +202,49 @@ func (s *Server) newCancelKey(sess *session) (uint32, uint32) {
 	}
 }
 
+// EndStaleSessions ends, with FATAL 28000, every open session whose
+// static user the configuration no longer has as the session logged in:
+// removed, with another password, or with other roles, groups or
+// attributes (identity.Authenticator.Standing). Call it after the new
+// users are in (Authenticator.Reload). A session whose identity changed
+// is ended rather than given the new identity: what it created under the
+// old one — open cursors and portals, SQL-prepared statements, temporary
+// views — would go on serving the old access. Sessions end at their next
+// statement boundary (session.revoke). It returns the users whose
+// sessions end, with the count of each.
+func (s *Server) EndStaleSessions() map[string]int {
+	ended := map[string]int{}
+	s.sessions.Range(func(_, v any) bool {
+		sess := v.(*session)
+		if !sess.live.Load() {
+			return true // it checks itself when it starts (session.run)
+		}
+		if fe, logMsg := s.staleIdentity(sess.id); fe != nil {
+			ended[sess.id.User]++
+			sess.revoke(fe, logMsg)
+		}
+		return true
+	})
+	return ended
+}
+
+// staleIdentity is the error that ends a session of id, nil while the
+// configuration still holds id's user as it was at login.
+func (s *Server) staleIdentity(id *identity.Identity) (*fatalError, string) {
+	switch s.opts.Auth.Standing(id) {
+	case identity.Removed:
+		return fatalf(codeInvalidAuth, "pgranger: user %q was removed from the configuration; the session is closed", id.User),
+			"session ended: the user was removed from the configuration"
+	case identity.PasswordChanged:
+		return fatalf(codeInvalidAuth, "pgranger: the password of user %q was changed in the configuration; log in again", id.User),
+			"session ended: the user's password was changed in the configuration"
+	case identity.IdentityChanged:
+		return fatalf(codeInvalidAuth, "pgranger: the roles, groups or attributes of user %q were changed in the configuration; log in again to use them", id.User),
+			"session ended: the user's roles, groups or attributes were changed in the configuration"
+	}
+	return nil, ""
+}
+
 func (s *Server) cancel(pid, secret uint32) {
 	if v, ok := s.sessions.Load(uint64(pid)<<32 | uint64(secret)); ok {
 		v.(*session).cancelBackend()

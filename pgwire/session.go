@@ -51,6 +51,12 @@ type pending struct {
 	setsPath   bool
 	pathBefore []string
 	run        *stmtRun // audit and statement counters, until it completes (metrics.go)
+	// portal names the portal of a Bind, an Execute or a Close of a
+	// portal (closesPortal); resumed marks an Execute whose run was
+	// looked up among the suspended portals (metrics.go).
+	portal       string
+	closesPortal bool
+	resumed      bool
 }
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
@@ -138,14 +144,25 @@ type session struct {
 	portals map[string]*prepared // portal → its statement; client loop
 
 	obs sessionObs // metrics.go
+	// suspended holds the runs of portals a row-limited Execute left
+	// suspended, until they complete or end (metrics.go); backend loop.
+	suspended map[string]*stmtRun
 
 	queue       pendingQueue
 	backendDone chan struct{} // closed when the backend loop ends
 	viewError   []byte        // backend loop: a held-back view creation error
 	released    bool          // backend loop: the reset succeeded, finish may pool bc
 
-	expireOnce sync.Once   // pgranger's own end of the session (token expiry, idle timeout) happens once
-	expired    atomic.Bool // set when it did
+	expireOnce sync.Once     // pgranger's own end of the session (token expiry, idle timeout, revocation) happens once
+	expired    atomic.Bool   // set when it did
+	ended      chan struct{} // closed when it did
+	// revoked is set when a reload took away the user's standing
+	// (Server.EndStaleSessions): the session forwards nothing more and
+	// ends at its next statement boundary. live is set when the session
+	// starts relaying; EndStaleSessions leaves the others (still in
+	// startup, whose writer is not shared yet) to check themselves.
+	revoked atomic.Pointer[revocation]
+	live    atomic.Bool
 
 	idle idleTimer // armed by the backend loop when nothing is in flight, disarmed by the client loop
 }
@@ -203,6 +220,7 @@ func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *b
 		stmts:       map[string]*prepared{},
 		portals:     map[string]*prepared{},
 		backendDone: make(chan struct{}),
+		ended:       make(chan struct{}),
 	}
 }
 
@@ -246,6 +264,12 @@ func (s *session) clientParam(name, value string) string {
 func (s *session) run() {
 	defer s.srv.sessions.Delete(s.cancelKey)
 	go s.backendLoop()
+	s.live.Store(true)
+	if fe, logMsg := s.srv.staleIdentity(s.id); fe != nil {
+		// A reload changed the user while this login was under way and
+		// EndStaleSessions passed the session over.
+		s.revoke(fe, logMsg)
+	}
 	stopTimer := s.watchDeadline()
 	s.armIdle('I') // startup's ReadyForQuery went out before the loops began
 	err := s.clientLoop()
@@ -258,6 +282,9 @@ func (s *session) run() {
 		}
 		s.srv.log.Info("session ended", identityAttrs(s.id, "err", err)...)
 	}
+	// The session is over for the client: a revocation's grace timer that
+	// fires from now on must not write or log an end that did not happen.
+	s.expireOnce.Do(func() {})
 	s.finish()
 }
 
@@ -298,7 +325,7 @@ func (s *session) expire() {
 }
 
 // end is how pgranger itself ends a session (token expiry, idle
-// timeouts): once, with a FATAL error the client can read.
+// timeouts, revocation): once, with a FATAL error the client can read.
 func (s *session) end(fe *fatalError, logMsg string) {
 	s.expireOnce.Do(func() {
 		s.expired.Store(true)
@@ -308,7 +335,46 @@ func (s *session) end(fe *fatalError, logMsg string) {
 		s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
 		s.client.Close()
 		s.srv.log.Info(logMsg, identityAttrs(s.id)...)
+		close(s.ended)
 	})
+}
+
+// revocation is why a reload ends a session.
+type revocation struct {
+	fe     *fatalError
+	logMsg string
+}
+
+// revokeGrace is how long a statement that is running when its session
+// is revoked may go on before it is cancelled and the session ends.
+const revokeGrace = 5 * time.Second
+
+var errRevoked = errors.New("the session's user changed in the configuration")
+
+// revoke ends the session at its next statement boundary: at once when
+// nothing is in flight; otherwise the backend loop ends it after the
+// ReadyForQuery that completes the work in flight, so a result being
+// sent is not cut off — unless it takes longer than revokeGrace. From now
+// on the client loop forwards no message.
+func (s *session) revoke(fe *fatalError, logMsg string) {
+	r := &revocation{fe: fe, logMsg: logMsg}
+	if !s.revoked.CompareAndSwap(nil, r) {
+		return
+	}
+	if s.queue.empty() {
+		// Not on the caller's goroutine: the reload must not wait for
+		// a client that does not read.
+		go s.end(fe, logMsg)
+		return
+	}
+	time.AfterFunc(revokeGrace, func() { s.end(fe, logMsg) })
+}
+
+// endIfRevoked ends a revoked session; called where nothing is in flight.
+func (s *session) endIfRevoked() {
+	if r := s.revoked.Load(); r != nil {
+		s.end(r.fe, r.logMsg)
+	}
 }
 
 var errTerminate = errors.New("client terminated")
@@ -339,6 +405,19 @@ func (s *session) clientLoop() error {
 			s.expire()
 			return errExpired
 		}
+		if s.revoked.Load() != nil {
+			// Not forwarded: it would run with the identity the
+			// configuration took back. What is in flight finishes
+			// first (revoke).
+			if s.queue.empty() {
+				s.endIfRevoked()
+			}
+			select {
+			case <-s.ended:
+			case <-s.backendDone:
+			}
+			return errRevoked
+		}
 		switch typ {
 		case 'Q':
 			err = s.query(body)
@@ -357,7 +436,7 @@ func (s *session) clientLoop() error {
 			err = writeFrame(bw, typ, body)
 		case 'E':
 			portal, _, _ := cstring(body)
-			p := &pending{kind: 'E', run: s.takeRun(portal)}
+			p := &pending{kind: 'E', run: s.takeRun(portal), portal: portal}
 			if st := s.portals[portal]; st != nil {
 				p.governed = governed(st.result)
 				s.noteEffects(p, st.result)
@@ -365,15 +444,17 @@ func (s *session) clientLoop() error {
 			s.queue.push(p)
 			err = writeFrame(bw, typ, body)
 		case 'C':
+			p := &pending{kind: 'C'}
 			if len(body) > 1 {
 				name, _, _ := cstring(body[1:])
 				if body[0] == 'S' {
 					delete(s.stmts, name)
 				} else {
 					delete(s.portals, name)
+					p.portal, p.closesPortal = name, true
 				}
 			}
-			s.queue.push(&pending{kind: 'C'})
+			s.queue.push(p)
 			err = writeFrame(bw, typ, body)
 		case 'S':
 			s.queue.push(&pending{kind: 'S'})
@@ -530,7 +611,7 @@ func (s *session) bind(body []byte) error {
 		s.bindRun(portal, st.result) // one record per execution, when it completes
 	}
 	s.portals[portal] = st
-	s.queue.push(&pending{kind: 'B', governed: gov})
+	s.queue.push(&pending{kind: 'B', governed: gov, portal: portal})
 	return writeFrame(s.bc.w, 'B', body)
 }
 
@@ -610,6 +691,9 @@ func governed(res *sqlrewrite.Result) bool {
 // pending queue for what to swallow, replace or sanitize.
 func (s *session) backendLoop() {
 	defer close(s.backendDone)
+	// Portals left suspended when the backend goes away returned rows
+	// all the same: their records are written with what was counted.
+	defer s.endPortals()
 	for {
 		if !s.br.buffered() {
 			s.cwMu.Lock()
@@ -626,12 +710,22 @@ func (s *session) backendLoop() {
 			return
 		}
 		head := s.queue.front()
+		if head != nil && head.kind == 'E' && head.run == nil && !head.resumed {
+			// A later Execute of a suspended portal continues its run.
+			head.run, head.resumed = s.resumePortal(head.portal), true
+		}
 		relay := head == nil || !head.swallow
+		boundary := false // a ReadyForQuery with nothing more in flight
 		switch typ {
 		case 'E':
 			s.bc.views.errorSeen()
 			if head != nil {
 				s.runFailed(head)
+				if head.kind == 'B' && head.portal == "" {
+					// A Bind to the unnamed portal drops the previous
+					// one before it can fail.
+					s.endPortal("")
+				}
 				head.failed = true
 				relay = true
 				switch {
@@ -670,6 +764,10 @@ func (s *session) backendLoop() {
 			if len(body) == 1 {
 				s.bc.views.ready(body[0])
 				s.paths.ready(body[0])
+				if body[0] == 'I' {
+					// The transaction is over, and with it every portal.
+					s.endPortals()
+				}
 			}
 			// Everything up to the Sync or Query this answers is done.
 			var p *pending
@@ -679,6 +777,7 @@ func (s *session) backendLoop() {
 				// Armed before the ReadyForQuery is relayed, so the
 				// client's answer to it always disarms.
 				s.armIdle(body[0])
+				boundary = true
 			}
 			if p != nil && p.release {
 				s.bc.views.reset() // DISCARD ALL dropped them
@@ -689,7 +788,7 @@ func (s *session) backendLoop() {
 			}
 			relay = p == nil || !p.swallow
 		case '1', '2', '3', 's', 'n':
-			s.runSuspended(typ, head)
+			s.portalReply(typ, head)
 			if head != nil && head.kind != 'Q' {
 				s.queue.pop()
 			}
@@ -719,6 +818,9 @@ func (s *session) backendLoop() {
 			if head != nil && head.locates != nil {
 				s.bc.views.located(head.view, parseOIDRow(body), head.locates)
 			}
+			if head != nil && head.kind == 'E' && head.run != nil {
+				head.run.rows++ // a portal read in several Executes is counted by its rows
+			}
 		case 'S':
 			s.bc.noteParameter(body)
 			if name, rest, ok := cstring(body); ok && name == "session_authorization" {
@@ -733,6 +835,11 @@ func (s *session) backendLoop() {
 			s.cwMu.Lock()
 			writeFrame(s.cw, typ, body)
 			s.cwMu.Unlock()
+		}
+		if boundary {
+			// After the ReadyForQuery is written: the client has the
+			// whole result, then the FATAL error.
+			s.endIfRevoked()
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/maypok86/otter/v2"
+	"github.com/maypok86/otter/v2/stats"
 	pg "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
@@ -57,6 +58,11 @@ type Options struct {
 	// TRUNCATE, CREATE INDEX and REFRESH MATERIALIZED VIEW with Ranger's
 	// create/alter/drop/update/index/refresh access (ddl.go). Off: denied.
 	AllowDDL bool
+	// CacheStats counts hits and misses of the rewrite caches (read with
+	// Rewriter.CacheStats), for pgranger_rewrite_cache_*_total. The
+	// counters are built with the caches: otter takes its recorder only at
+	// construction. Off, the one-shot CLI commands pay nothing for them.
+	CacheStats bool
 }
 
 // DML row-filter modes (Options.DMLRowFilter).
@@ -241,12 +247,13 @@ func New(opts Options) *Rewriter {
 		// is Hive's default: deny.
 		opts.DMLRowFilter = DMLRowFilterDeny
 	}
-	return &Rewriter{
-		opts:      opts,
-		cache:     otter.Must(&otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}),
-		templates: otter.Must(&otter.Options[cacheKey, *template]{MaximumSize: opts.CacheSize}),
-		repeats:   newDoorkeeper(opts.CacheSize),
+	statements := &otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}
+	templates := &otter.Options[cacheKey, *template]{MaximumSize: opts.CacheSize}
+	if opts.CacheStats {
+		statements.StatsRecorder = stats.NewCounter()
+		templates.StatsRecorder = stats.NewCounter()
 	}
+	return &Rewriter{opts: opts, cache: otter.Must(statements), templates: otter.Must(templates), repeats: newDoorkeeper(opts.CacheSize)}
 }
 
 // doorkeeper remembers, approximately, which keys were seen: a

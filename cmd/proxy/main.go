@@ -164,9 +164,10 @@ func serve(args []string, stderr io.Writer) int {
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
 		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
-		DMLRowFilter:      cfg.Policy.DMLRowFilter, AllowDDL: cfg.Policy.AllowDDL,
+		DMLRowFilter:      cfg.Policy.DMLRowFilter,
+		AllowDDL:          cfg.Policy.AllowDDL,
+		CacheStats:        true, // pgranger_rewrite_cache_hits_total / _misses_total
 	})
-	rw.EnableCacheStats()
 	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
 
 	token, err := adminToken(cfg.Admin)

@@ -24,7 +24,9 @@ import (
 // the TLS key pair, the admin token file); then:
 //
 //   - identity.users: logins from now on use the new set; open sessions
-//     keep the identity they logged in with;
+//     of a user who was removed or whose password, roles, groups or
+//     attributes changed end with FATAL 28000 at their next statement
+//     boundary (pgwire.Server.EndStaleSessions); other sessions go on;
 //   - listen.tls-cert / tls-key: new TLS handshakes use the (renewed)
 //     certificate; requires TLS to have been on at start;
 //   - policy.cache-ttl-secs;
@@ -133,6 +135,9 @@ func (r *reloader) apply() error {
 		}
 	}
 	users := userChanges(r.cfg.Identity.Users, next.Identity.Users)
+	// Sessions of users that were removed or changed end now, not when
+	// their clients leave: they would keep access the file took back.
+	ended := r.srv.EndStaleSessions()
 	// Keys that cannot change live keep their running values, so the next
 	// reload still reports them until the process restarts.
 	kept := *r.cfg
@@ -150,6 +155,9 @@ func (r *reloader) apply() error {
 	r.cfg = &kept
 
 	attrs := []any{"config", r.path, "applied", strings.Join(live, " "), "users", users}
+	if len(ended) > 0 {
+		attrs = append(attrs, "sessions_ended", endedSummary(ended))
+	}
 	r.log.Info("configuration reloaded", attrs...)
 	if len(restart) > 0 {
 		r.log.Warn("configuration reload: these settings changed in the file but only take effect after a restart; the running values stay",
@@ -201,6 +209,16 @@ func userChanges(before, after []config.User) string {
 	if len(out) == 0 {
 		return "unchanged"
 	}
+	return strings.Join(out, " ")
+}
+
+// endedSummary lists the users whose sessions a reload ends: "bob:2 carol:1".
+func endedSummary(ended map[string]int) string {
+	out := make([]string, 0, len(ended))
+	for u, n := range ended {
+		out = append(out, fmt.Sprintf("%s:%d", u, n))
+	}
+	sort.Strings(out)
 	return strings.Join(out, " ")
 }
 

@@ -78,6 +78,20 @@ public class ClientCheck {
                     print("query", all(rs));
                 }
                 break;
+            case "fetch":
+                // A fetch size: the driver reads the result through a
+                // portal in row-limited Executes (autocommit off).
+                try (Connection c = DriverManager.getConnection(args[1])) {
+                    c.setAutoCommit(false);
+                    try (PreparedStatement ps = c.prepareStatement(args[2])) {
+                        ps.setFetchSize(Integer.parseInt(args[3]));
+                        try (ResultSet rs = ps.executeQuery()) {
+                            print("fetch", all(rs));
+                        }
+                    }
+                    c.commit();
+                }
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
