@@ -85,6 +85,14 @@ func (p *backendPool) acquire(ctx context.Context) (*backendConn, error) {
 			bc := p.idle[n-1]
 			p.idle = p.idle[:n-1]
 			p.mu.Unlock()
+			if !bc.alive() {
+				// Its backend went away while it sat in the pool
+				// (pg_terminate_backend, a restart of PostgreSQL): never
+				// hand it out; take the next or open a new one.
+				p.discard(bc)
+				p.mu.Lock()
+				continue
+			}
 			return bc, nil
 		}
 		if p.open < p.max {

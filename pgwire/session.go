@@ -141,6 +141,13 @@ type session struct {
 	backendDone chan struct{} // closed when the backend loop ends
 	viewError   []byte        // backend loop: a held-back view creation error
 	released    bool          // backend loop: the reset succeeded, finish may pool bc
+	// backendFatal: the backend sent a FATAL error (pg_terminate_backend,
+	// a shutdown of PostgreSQL); it was relayed and the connection closes
+	// after it, which is then no news to the client. Backend loop only.
+	backendFatal bool
+	// dropping: finish closes the backend connection itself, so the backend
+	// loop's read error is expected.
+	dropping atomic.Bool
 
 	expireOnce sync.Once   // pgranger's own end of the session (token expiry, idle timeout) happens once
 	expired    atomic.Bool // set when it did
@@ -587,11 +594,7 @@ func (s *session) backendLoop() {
 		}
 		typ, body, err := s.br.next()
 		if err != nil {
-			// The backend is gone: tell the client and end the session.
-			s.writeClient(func(w *bufio.Writer) {
-				writeError(w, "FATAL", fatalf(codeConnectionFailure, "the backend connection was lost"))
-			})
-			s.client.Close()
+			s.backendLost(err)
 			return
 		}
 		head := s.queue.front()
@@ -599,6 +602,21 @@ func (s *session) backendLoop() {
 		switch typ {
 		case 'E':
 			s.bc.views.errorSeen()
+			if isFatal(body) {
+				// The backend ends the session (pg_terminate_backend,
+				// PostgreSQL shutting down): its own error goes to the
+				// client as it is — never replaced by a denial — and the
+				// connection closes after it.
+				s.backendFatal = true
+				if head != nil {
+					s.runFailed(head)
+					if head.governed {
+						body = sanitizeError(body)
+					}
+				}
+				relay = true
+				break
+			}
 			if head != nil {
 				s.runFailed(head)
 				head.failed = true
@@ -706,6 +724,57 @@ func (s *session) backendLoop() {
 	}
 }
 
+// backendLost ends the session whose backend connection failed. After a
+// FATAL error from the backend (relayed already) the client connection is
+// just closed, as PostgreSQL closes it. A connection that vanished without
+// a word gets pgranger's FATAL error, 08006 connection_failure — what
+// JDBC reports for a lost connection and what pools treat as "discard and
+// reconnect" (docs/decisions.md) — and a statement that may still run on
+// the backend (the network failed, not PostgreSQL) is cancelled.
+func (s *session) backendLost(err error) {
+	if s.dropping.Load() {
+		return // finish closed it
+	}
+	if !s.backendFatal {
+		s.writeClient(func(w *bufio.Writer) {
+			writeError(w, "FATAL", fatalf(codeConnectionFailure, "%s", msgBackendLost))
+		})
+		if !s.queue.empty() {
+			go s.bc.cancel()
+		}
+		s.srv.log.Warn("the backend connection was lost; the session ends", identityAttrs(s.id, "backend_pid", s.bc.pid, "err", err)...)
+	} else {
+		s.srv.log.Info("the backend ended the session", identityAttrs(s.id, "backend_pid", s.bc.pid)...)
+	}
+	s.client.Close()
+}
+
+// msgBackendLost is the message of the FATAL error a client gets when its
+// backend connection vanishes; it reads like libpq's own report of a
+// server that went away, so users recognise it.
+const msgBackendLost = "pgranger: the backend server closed the connection unexpectedly; the session cannot continue"
+
+// isFatal reports whether an ErrorResponse body has severity FATAL or
+// PANIC: the backend ends the connection after it.
+func isFatal(body []byte) bool {
+	sev := ""
+	for len(body) > 0 && body[0] != 0 {
+		field := body[0]
+		v, rest, ok := cstring(body[1:])
+		if !ok {
+			return false
+		}
+		switch field {
+		case 'V': // non-localized severity (PostgreSQL 9.6 and later)
+			return v == "FATAL" || v == "PANIC"
+		case 'S':
+			sev = v
+		}
+		body = rest
+	}
+	return sev == "FATAL" || sev == "PANIC"
+}
+
 func (s *session) writeClient(f func(w *bufio.Writer)) {
 	s.cwMu.Lock()
 	defer s.cwMu.Unlock()
@@ -744,6 +813,7 @@ func (s *session) finish() {
 		s.bc.pool.release(s.bc)
 		return
 	}
+	s.dropping.Store(true)
 	s.bc.conn.Close()
 	<-s.backendDone
 	s.bc.pool.discard(s.bc)
