@@ -79,6 +79,13 @@ func (p *backendPool) acquire(ctx context.Context) (*backendConn, error) {
 		p.mu.Unlock()
 	})
 	defer timer.Stop()
+	// A waiter whose context ends (a shutdown's deadline) stops waiting.
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
 	p.mu.Lock()
 	for {
 		if n := len(p.idle); n > 0 {

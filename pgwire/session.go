@@ -58,11 +58,16 @@ type pending struct {
 type pendingQueue struct {
 	mu    sync.Mutex
 	items []*pending
+	// unsynced: the last message pushed is not a Sync or Query, so the
+	// backend owes a ReadyForQuery only after more from the client (a
+	// Parse/Bind/Execute before its Sync, with a Flush in between).
+	unsynced bool
 }
 
 func (q *pendingQueue) push(p *pending) {
 	q.mu.Lock()
 	q.items = append(q.items, p)
+	q.unsynced = p.kind != 'S' && p.kind != 'Q'
 	q.mu.Unlock()
 }
 
@@ -107,6 +112,14 @@ func (q *pendingQueue) empty() bool {
 	return len(q.items) == 0
 }
 
+// settled reports whether everything sent has been answered, up to a
+// ReadyForQuery: nothing in flight and no pipeline waiting for its Sync.
+func (q *pendingQueue) settled() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0 && !q.unsynced
+}
+
 // prepared is a statement the client prepared (Parse), remembered so it
 // can be prepared again when the policy or catalog under it changes.
 type prepared struct {
@@ -149,48 +162,73 @@ type session struct {
 	// loop's read error is expected.
 	dropping atomic.Bool
 
-	expireOnce sync.Once   // pgranger's own end of the session (token expiry, idle timeout) happens once
-	expired    atomic.Bool // set when it did
+	expired atomic.Bool // pgranger ended the session with a FATAL error of its own
 
-	idle idleTimer // armed by the backend loop when nothing is in flight, disarmed by the client loop
+	act activity // is the session idle? (idle timeouts, graceful shutdown)
 }
 
-// idleTimer ends a session whose client stays silent too long
-// (listen.idle-timeout-secs, listen.idle-in-transaction-timeout-secs).
-// The backend loop arms it when a ReadyForQuery leaves nothing in flight;
-// the client loop disarms it on every message, so a running statement is
-// never cut short.
-type idleTimer struct {
-	mu    sync.Mutex
-	t     *time.Timer
-	armed uint64 // generation: a timer that fires after a disarm does nothing
+// activity knows whether a session is idle: every message the client sent
+// has been answered up to a ReadyForQuery, and the client loop waits for
+// the next one. pgranger ends a session of its own accord only then — at
+// an idle timeout (listen.idle-timeout-secs,
+// listen.idle-in-transaction-timeout-secs) and during a graceful shutdown
+// — so a running statement is never cut short. Becoming idle, the checks
+// of a timer or of the shutdown, and the client loop taking a new message
+// happen under one lock: a message that arrives at that moment is either
+// handled or refused after the FATAL error, never half of each.
+type activity struct {
+	mu      sync.Mutex
+	working bool   // the client loop is handling a message
+	status  byte   // the last ReadyForQuery's transaction status
+	idle    bool   // settled: see session.settle
+	gen     uint64 // a timer from an earlier idle period does nothing
+	t       *time.Timer
+	ended   bool // no further message is handled
 }
 
-func (it *idleTimer) arm(d time.Duration, fire func()) {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	it.armed++
-	gen := it.armed
-	if it.t != nil {
-		it.t.Stop()
+// begin is called by the client loop for each message it reads; false
+// means the session has been ended and the message must not run.
+func (a *activity) begin() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return false
 	}
-	it.t = time.AfterFunc(d, func() {
-		it.mu.Lock()
-		current := it.armed == gen
-		it.mu.Unlock()
-		if current {
-			fire()
-		}
-	})
+	a.working, a.idle = true, false
+	a.stopTimer()
+	return true
 }
 
-func (it *idleTimer) disarm() {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	if it.t != nil {
-		it.armed++
-		it.t.Stop()
-		it.t = nil
+// end marks the session ended; true for the one caller that ended it.
+func (a *activity) end() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return false
+	}
+	a.ended = true
+	a.stopTimer()
+	return true
+}
+
+// endIfIdle ends the session when it is idle outside a transaction
+// block (a graceful shutdown's test).
+func (a *activity) endIfIdle() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended || !a.idle || a.status != 'I' {
+		return false
+	}
+	a.ended = true
+	a.stopTimer()
+	return true
+}
+
+func (a *activity) stopTimer() {
+	a.gen++
+	if a.t != nil {
+		a.t.Stop()
+		a.t = nil
 	}
 }
 
@@ -252,10 +290,10 @@ func (s *session) run() {
 	defer s.srv.sessions.Delete(s.cancelKey)
 	go s.backendLoop()
 	stopTimer := s.watchDeadline()
-	s.armIdle('I') // startup's ReadyForQuery went out before the loops began
+	s.settle('I', false) // startup's ReadyForQuery went out before the loops began
 	err := s.clientLoop()
 	stopTimer()
-	s.idle.disarm()
+	s.act.end()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) && !s.expired.Load() {
 		var fe *fatalError
 		if errors.As(err, &fe) {
@@ -302,38 +340,73 @@ func (s *session) expire() {
 		s.id.TokenExpiry.UTC().Format(time.RFC3339)), "session ended: token expired")
 }
 
-// end is how pgranger itself ends a session (token expiry, idle
-// timeouts): once, with a FATAL error the client can read.
+// end is how pgranger itself ends a session whatever it is doing (token
+// expiry, the end of a graceful shutdown): once, with a FATAL error the
+// client can read. A statement in flight is cancelled by finish.
 func (s *session) end(fe *fatalError, logMsg string) {
-	s.expireOnce.Do(func() {
-		s.expired.Store(true)
-		// A client that does not read must not hold the session open:
-		// the write gets a few seconds, then the connection is closed.
-		s.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
-		s.client.Close()
-		s.srv.log.Info(logMsg, identityAttrs(s.id)...)
-	})
+	if s.act.end() {
+		s.terminate(fe, logMsg)
+	}
 }
 
-var errTerminate = errors.New("client terminated")
+// terminate writes fe and closes the client connection; the client loop
+// then fails its read and the session goes through finish. The caller has
+// ended s.act.
+func (s *session) terminate(fe *fatalError, logMsg string) {
+	s.expired.Store(true)
+	// A client that does not read must not hold the session open: the
+	// write gets a few seconds, then the connection is closed.
+	s.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
+	s.client.Close()
+	s.srv.log.Info(logMsg, identityAttrs(s.id)...)
+}
+
+// codeAdminShutdown is PostgreSQL's SQLSTATE for a session ended by an
+// administrator (pg_terminate_backend, a shutdown): what pgranger's
+// graceful shutdown ends sessions with, in PostgreSQL's words.
+const codeAdminShutdown = "57P01"
+
+func shutdownFatal() *fatalError {
+	return fatalf(codeAdminShutdown, "terminating connection due to administrator command")
+}
+
+// drain ends the session now if it is idle outside a transaction block;
+// otherwise settle ends it when it gets there (Server.Shutdown).
+func (s *session) drain() {
+	if s.act.endIfIdle() {
+		s.terminate(shutdownFatal(), "session ended: pgranger is shutting down")
+	}
+}
+
+var (
+	errTerminate = errors.New("client terminated")
+	errEnded     = errors.New("the session was ended by pgranger")
+)
 
 // clientLoop reads client messages until Terminate or an error.
 func (s *session) clientLoop() error {
 	bw := s.bc.w
 	for {
 		if !s.cr.buffered() {
+			if s.expired.Load() {
+				// The client was told the session is over: what it sent
+				// since must not run.
+				return errEnded
+			}
 			if err := bw.Flush(); err != nil {
 				return err
 			}
 		}
 		typ, body, err := s.cr.next()
-		s.idle.disarm()
 		if err != nil {
 			if errors.Is(err, errMessageTooLarge) {
 				return fatalf(codeProtocolViolation, "message too large (listen.max-message-bytes)")
 			}
 			return err
+		}
+		if !s.act.begin() {
+			return errEnded
 		}
 		select {
 		case <-s.backendDone:
@@ -395,23 +468,59 @@ func (s *session) clientLoop() error {
 		if err != nil {
 			return err
 		}
+		s.settle(0, true)
 	}
 }
 
-// armIdle starts the idle timer for a ReadyForQuery with status: inside a
-// transaction block listen.idle-in-transaction-timeout-secs, outside one
-// listen.idle-timeout-secs (0: off). It ends the session with
-// PostgreSQL's SQLSTATEs for its own idle timeouts.
-func (s *session) armIdle(status byte) {
-	l := s.srv.cfg.Listen
-	secs, fe := l.IdleTimeoutSecs, fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
-	if status == 'T' || status == 'E' {
-		secs, fe = l.IdleInTxnTimeoutSecs, fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+// settle is called when the session may have become idle: the backend
+// loop relayed a ReadyForQuery with status, or the client loop finished
+// handling a message (fromClient; its answer may have come already). Idle,
+// the session starts its idle timer — inside a transaction block
+// listen.idle-in-transaction-timeout-secs, outside one
+// listen.idle-timeout-secs (0: off), ending it with PostgreSQL's SQLSTATEs
+// for those timeouts — and during a graceful shutdown, outside a
+// transaction block, it ends at once with 57P01.
+func (s *session) settle(status byte, fromClient bool) {
+	a := &s.act
+	a.mu.Lock()
+	if status != 0 {
+		a.status = status
 	}
-	if secs <= 0 {
+	if fromClient {
+		a.working = false
+	}
+	if a.ended || a.working || a.idle || a.status == 0 || !s.queue.settled() {
+		a.mu.Unlock()
 		return
 	}
-	s.idle.arm(time.Duration(secs)*time.Second, func() { s.end(fe, "session ended: idle timeout") })
+	a.idle = true
+	a.stopTimer()
+	if s.srv.draining.Load() && a.status == 'I' {
+		a.ended = true
+		a.mu.Unlock()
+		s.terminate(shutdownFatal(), "session ended: pgranger is shutting down")
+		return
+	}
+	l := s.srv.cfg.Listen
+	secs, fe := l.IdleTimeoutSecs, fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
+	if a.status == 'T' || a.status == 'E' {
+		secs, fe = l.IdleInTxnTimeoutSecs, fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+	}
+	if secs > 0 {
+		gen := a.gen
+		a.t = time.AfterFunc(time.Duration(secs)*time.Second, func() {
+			a.mu.Lock()
+			fire := a.gen == gen && a.idle && !a.ended
+			if fire {
+				a.ended = true
+			}
+			a.mu.Unlock()
+			if fire {
+				s.terminate(fe, "session ended: idle timeout")
+			}
+		})
+	}
+	a.mu.Unlock()
 }
 
 // functionCall refuses a fast-path FunctionCall (libpq's PQfn and its
@@ -599,6 +708,7 @@ func (s *session) backendLoop() {
 		}
 		head := s.queue.front()
 		relay := head == nil || !head.swallow
+		var ready byte // a ReadyForQuery's status, once it is relayed
 		switch typ {
 		case 'E':
 			s.bc.views.errorSeen()
@@ -662,10 +772,8 @@ func (s *session) backendLoop() {
 			var p *pending
 			for p = s.queue.pop(); p != nil && p.kind != 'S' && p.kind != 'Q'; p = s.queue.pop() {
 			}
-			if len(body) == 1 && s.queue.empty() && (p == nil || !p.release) {
-				// Armed before the ReadyForQuery is relayed, so the
-				// client's answer to it always disarms.
-				s.armIdle(body[0])
+			if len(body) == 1 {
+				ready = body[0]
 			}
 			if p != nil && p.release {
 				s.bc.views.reset() // DISCARD ALL dropped them
@@ -720,6 +828,12 @@ func (s *session) backendLoop() {
 			s.cwMu.Lock()
 			writeFrame(s.cw, typ, body)
 			s.cwMu.Unlock()
+		}
+		if ready != 0 {
+			// After the relay: a session that a shutdown ends here gets
+			// its ReadyForQuery first, then the FATAL error. The client
+			// cannot have answered yet; the flush comes later.
+			s.settle(ready, false)
 		}
 	}
 }
