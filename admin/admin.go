@@ -70,6 +70,9 @@ type Options struct {
 	// Backend, when set, is part of /readyz: nil when the backend
 	// accepts connections, else why not.
 	Backend func(ctx context.Context) error
+	// Draining, when set and true, makes /readyz answer 503: a graceful
+	// shutdown has begun and new connections are refused.
+	Draining func() bool
 }
 
 // Server is a running admin endpoint.
@@ -136,6 +139,11 @@ func NewHandler(opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		st := opts.Policy()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if opts.Draining != nil && opts.Draining() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready: pgranger is shutting down")
+			return
+		}
 		if !st.Available {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: policies are unavailable (%s)\n", st.Reason)

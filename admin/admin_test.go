@@ -111,6 +111,29 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// A graceful shutdown takes the proxy out of a load balancer's rotation
+// while its sessions drain.
+func TestReadyzWhileDraining(t *testing.T) {
+	draining := false
+	h, err := NewHandler(Options{
+		Policy:   func() PolicyStatus { return PolicyStatus{Source: "file", Available: true} },
+		Draining: func() bool { return draining },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, h, "GET", "/readyz"); code != 200 {
+		t.Errorf("readyz before the shutdown: %d", code)
+	}
+	draining = true
+	if code, body := get(t, h, "GET", "/readyz"); code != 503 || body != "not ready: pgranger is shutting down\n" {
+		t.Errorf("readyz while draining: %d %q", code, body)
+	}
+	if code, body := get(t, h, "GET", "/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("healthz while draining: %d %q", code, body)
+	}
+}
+
 func grep(body, prefix string) string {
 	for _, l := range strings.Split(body, "\n") {
 		if strings.HasPrefix(l, prefix) {

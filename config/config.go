@@ -47,6 +47,7 @@ type Listen struct {
 	StartupTimeoutSecs     int    `toml:"startup-timeout-secs"`
 	IdleTimeoutSecs        int    `toml:"idle-timeout-secs"`
 	IdleInTxnTimeoutSecs   int    `toml:"idle-in-transaction-timeout-secs"`
+	ShutdownTimeoutSecs    int    `toml:"shutdown-timeout-secs"`
 	MaxMessageBytes        int    `toml:"max-message-bytes"`
 	MaxStatementBytes      int    `toml:"max-statement-bytes"`
 	MaxNestingDepth        int    `toml:"max-nesting-depth"`
@@ -219,9 +220,13 @@ func Default() *Config {
 			Addr:               "127.0.0.1:6432",
 			MaxClients:         1000,
 			StartupTimeoutSecs: 10,
-			MaxMessageBytes:    64 << 20,
-			MaxStatementBytes:  1 << 20,
-			MaxNestingDepth:    1000,
+			// Long enough for a typical statement to finish on SIGTERM,
+			// short enough for an orchestrator's grace period (systemd,
+			// Kubernetes: 30 s) to cover the drain and the resets after it.
+			ShutdownTimeoutSecs: 5,
+			MaxMessageBytes:     64 << 20,
+			MaxStatementBytes:   1 << 20,
+			MaxNestingDepth:     1000,
 		},
 		Backend: Backend{
 			DSN:                "postgres://pgranger@127.0.0.1:5432/postgres?sslmode=disable",
@@ -345,6 +350,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen.IdleTimeoutSecs < 0 {
 		bad("listen.idle-timeout-secs", "must be 0 (off) or positive")
+	}
+	if c.Listen.ShutdownTimeoutSecs < 0 {
+		bad("listen.shutdown-timeout-secs", "must be 0 (end every session at once) or positive")
 	}
 
 	if u, err := url.Parse(c.Backend.DSN); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {

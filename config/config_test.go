@@ -31,7 +31,8 @@ func TestDefaultsAndRelativePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen.Addr != "127.0.0.1:6432" || c.Backend.PoolSize != 20 || c.Policy.CacheTTLSecs != 30 || !c.Identity.Mode.Has("static") {
+	if c.Listen.Addr != "127.0.0.1:6432" || c.Backend.PoolSize != 20 || c.Policy.CacheTTLSecs != 30 || !c.Identity.Mode.Has("static") ||
+		c.Listen.ShutdownTimeoutSecs != 5 {
 		t.Errorf("defaults not applied: %+v", c)
 	}
 	if want := filepath.Join(filepath.Dir(p), "policies/hive.json"); c.Policy.File.Policies != want {
@@ -63,6 +64,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{minimal, "PGRANGER_BACKEND__POOL_SIZE=0", "backend.pool-size:"},
 		{minimal, "PGRANGER_BACKEND__POOL_SIZE=many", "backend.pool-size: want an integer"},
 		{minimal, "PGRANGER_LISTEN__NO_SUCH=1", "listen.no-such: no such key"},
+		{minimal, "PGRANGER_LISTEN__SHUTDOWN_TIMEOUT_SECS=-1", "listen.shutdown-timeout-secs: must be 0"},
 		{minimal + "\n[policy]\nmask-precedence = \"random\"\n", "", "policy.mask-precedence:"},
 		{minimal + "\n[policy]\nnamespace-mapping = \"flat\"\n", "", "policy.namespace-mapping:"},
 		{minimal + "\n[listen]\ntypo-key = 1\n", "", "unknown key listen.typo-key"},

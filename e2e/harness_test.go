@@ -145,6 +145,7 @@ type proxy struct {
 	mu      sync.Mutex
 	logs    bytes.Buffer
 	exited  chan struct{}
+	exitErr error // how the process ended; set before exited is closed
 	cleanup func()
 }
 
@@ -248,7 +249,7 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 			p.logs.WriteString(sc.Text() + "\n")
 			p.mu.Unlock()
 		}
-		cmd.Wait()
+		p.exitErr = cmd.Wait()
 		close(p.exited)
 	}()
 	deadline := time.Now().Add(20 * time.Second)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,30 +16,46 @@ const nodePgVersion = "8.23.1"
 
 func nodePgModules(t *testing.T) (node, modules string) {
 	t.Helper()
+	return npmModules(t, "node-pg-"+nodePgVersion, "pg@"+nodePgVersion)
+}
+
+// npmModules returns node and a node_modules directory holding the npm
+// packages, installed into the client cache directory name on first use
+// (nodejs and npm from Debian when missing). It skips loudly only when
+// the packages cannot be installed.
+func npmModules(t *testing.T, name string, packages ...string) (node, modules string) {
+	t.Helper()
 	ensureDebianPackage(t, "nodejs", func() bool { _, err := exec.LookPath("node"); return err == nil })
 	ensureDebianPackage(t, "npm", func() bool { _, err := exec.LookPath("npm"); return err == nil })
 	node, _ = exec.LookPath("node")
-	dir := filepath.Join(clientCacheDir(t), "node-pg-"+nodePgVersion)
+	dir := filepath.Join(clientCacheDir(t), name)
 	modules = filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "pg", "package.json")); err == nil {
+	installed := func() bool {
+		for _, p := range packages {
+			pkg := p[:strings.LastIndex(p, "@")]
+			if _, err := os.Stat(filepath.Join(modules, pkg, "package.json")); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if installed() {
 		return node, modules
 	}
 	npm, _ := exec.LookPath("npm")
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "node-pg-install-")
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), name+"-install-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	run := runClient(t, 3*time.Minute, tmp, nil, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund",
-		"--no-package-lock", "--loglevel=error", "pg@"+nodePgVersion)
+	args := append([]string{"install", "--prefix", tmp, "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"}, packages...)
+	run := runClient(t, 3*time.Minute, tmp, nil, npm, args...)
 	if run.err != nil {
-		skipLoudly(t, "cannot install npm pg@%s (is the npm registry reachable?): %v\n%s%s", nodePgVersion, run.err, run.stdout, run.stderr)
+		skipLoudly(t, "cannot install npm %s (is the npm registry reachable?): %v\n%s%s", strings.Join(packages, " "), run.err, run.stdout, run.stderr)
 	}
 	// Another run may have finished first; either copy is complete.
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(modules, "pg", "package.json")); statErr != nil {
-			t.Fatal(err)
-		}
+	if err := os.Rename(tmp, dir); err != nil && !installed() {
+		t.Fatal(err)
 	}
 	return node, modules
 }

@@ -87,12 +87,27 @@ func (p *backendPool) acquire(ctx context.Context) (*backendConn, error) {
 		p.mu.Unlock()
 	})
 	defer timer.Stop()
+	// A waiter whose context ends (a shutdown's deadline) stops waiting.
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
 	p.mu.Lock()
 	for {
 		if n := len(p.idle); n > 0 {
 			bc := p.idle[n-1]
 			p.idle = p.idle[:n-1]
 			p.mu.Unlock()
+			if !bc.alive() {
+				// Its backend went away while it sat in the pool
+				// (pg_terminate_backend, a restart of PostgreSQL): never
+				// hand it out; take the next or open a new one.
+				p.discard(bc)
+				p.mu.Lock()
+				continue
+			}
 			return bc, nil
 		}
 		if p.open < p.max {

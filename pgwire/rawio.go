@@ -46,6 +46,10 @@ func withRawIO(c net.Conn) net.Conn {
 	return &rawIOConn{Conn: c, rc: rc}
 }
 
+// SyscallConn exposes the socket as the wrapped connection does (the
+// pool's liveness peek, alive_unix.go, uses it).
+func (c *rawIOConn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
+
 func (c *rawIOConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,6 +31,9 @@ func rawPair(t *testing.T) (raw net.Conn, peer net.Conn) {
 	raw = withRawIO(c)
 	if _, ok := raw.(*rawIOConn); !ok {
 		t.Fatalf("a TCP connection must be wrapped, got %T", raw)
+	}
+	if _, ok := raw.(syscall.Conn); !ok {
+		t.Fatal("the wrapper must still expose its socket (the pool peeks at idle connections through it)")
 	}
 	t.Cleanup(func() { raw.Close(); peer.Close() })
 	return raw, peer

@@ -67,6 +67,12 @@ type Server struct {
 	clients  atomic.Int64
 	wg       sync.WaitGroup
 
+	// draining: Shutdown has begun; sessions end as soon as they are idle.
+	draining atomic.Bool
+	// stopStartups ends the context of connections still in startup
+	// (waiting for a backend connection, verifying a token).
+	stopStartups context.CancelFunc
+
 	obs serverObs // metrics, client certificate (metrics.go)
 }
 
@@ -91,12 +97,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.TLS == nil && s.cfg.Listen.RequireTLS {
 		return errors.New("listen.require-tls: needs listen.tls-cert and listen.tls-key")
 	}
+	// Not cancelled when Serve returns: a graceful shutdown closes the
+	// listener first and lets connections in startup go on until its
+	// deadline (Shutdown), or Close ends them.
+	ctx, stopStartups := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.ln = ln
+	s.stopStartups = stopStartups
 	s.mu.Unlock()
 	go func() {
 		<-ctx.Done()
-		s.Close()
+		if !s.draining.Load() {
+			s.Close()
+		}
 	}()
 	for {
 		c, err := ln.Accept()
@@ -104,7 +117,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.mu.Lock()
 			closed := s.closed
 			s.mu.Unlock()
-			if closed {
+			if closed || s.draining.Load() {
 				return nil
 			}
 			var ne net.Error
@@ -134,6 +147,9 @@ func (s *Server) Close() {
 	if s.ln != nil {
 		s.ln.Close()
 	}
+	if s.stopStartups != nil {
+		s.stopStartups()
+	}
 	pools, cats := s.pools, s.catalogs
 	s.mu.Unlock()
 	for _, p := range pools {
@@ -147,13 +163,63 @@ func (s *Server) Close() {
 // Wait blocks until every session has ended.
 func (s *Server) Wait() { s.wg.Wait() }
 
+// Draining reports whether Shutdown has begun (/readyz answers 503).
+func (s *Server) Draining() bool { return s.draining.Load() }
+
+// Shutdown drains the server (SIGTERM). It stops accepting connections
+// (new ones are refused, so a load balancer sends them elsewhere), ends
+// every session that is idle outside a transaction block with FATAL 57P01
+// "terminating connection due to administrator command", as PostgreSQL
+// does, and every other session as soon as it gets there: a running
+// statement finishes and its results reach the client, an open transaction
+// block may commit or roll back. When ctx ends, the sessions left are ended
+// with the same error and their statements are cancelled on the backend.
+// Shutdown returns when every connection is done (the last ones are reset
+// or closed, a few seconds at most), after closing the backend pools and
+// catalogs.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.mu.Lock()
+	s.draining.Store(true)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	stopStartups := s.stopStartups
+	s.mu.Unlock()
+	s.sessions.Range(func(_, v any) bool {
+		v.(*session).drain()
+		return true
+	})
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		n := 0
+		s.sessions.Range(func(_, v any) bool {
+			v.(*session).end(shutdownFatal(), "session ended: the shutdown deadline passed (listen.shutdown-timeout-secs)")
+			n++
+			return true
+		})
+		if stopStartups != nil {
+			stopStartups()
+		}
+		s.log.Info("shutdown deadline passed: the remaining sessions were ended and their statements cancelled", "sessions", n)
+		<-done
+	}
+	s.Close()
+}
+
+// errShuttingDown refuses a connection whose startup ends during a
+// graceful shutdown.
+var errShuttingDown = errors.New("server is shutting down")
+
 // database returns the pool and catalog for a database, creating them on
 // first use.
 func (s *Server) database(ctx context.Context, name string) (*backendPool, *catalog.Catalog, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, nil, errors.New("server is shutting down")
+	if s.closed || s.draining.Load() {
+		return nil, nil, errShuttingDown
 	}
 	pool, ok := s.pools[name]
 	if !ok {

@@ -64,11 +64,16 @@ type pending struct {
 type pendingQueue struct {
 	mu    sync.Mutex
 	items []*pending
+	// unsynced: the last message pushed is not a Sync or Query, so the
+	// backend owes a ReadyForQuery only after more from the client (a
+	// Parse/Bind/Execute before its Sync, with a Flush in between).
+	unsynced bool
 }
 
 func (q *pendingQueue) push(p *pending) {
 	q.mu.Lock()
 	q.items = append(q.items, p)
+	q.unsynced = p.kind != 'S' && p.kind != 'Q'
 	q.mu.Unlock()
 }
 
@@ -113,6 +118,14 @@ func (q *pendingQueue) empty() bool {
 	return len(q.items) == 0
 }
 
+// settled reports whether everything sent has been answered, up to a
+// ReadyForQuery: nothing in flight and no pipeline waiting for its Sync.
+func (q *pendingQueue) settled() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0 && !q.unsynced
+}
+
 // prepared is a statement the client prepared (Parse), remembered so it
 // can be prepared again when the policy or catalog under it changes.
 type prepared struct {
@@ -152,10 +165,16 @@ type session struct {
 	backendDone chan struct{} // closed when the backend loop ends
 	viewError   []byte        // backend loop: a held-back view creation error
 	released    bool          // backend loop: the reset succeeded, finish may pool bc
+	// backendFatal: the backend sent a FATAL error (pg_terminate_backend,
+	// a shutdown of PostgreSQL); it was relayed and the connection closes
+	// after it, which is then no news to the client. Backend loop only.
+	backendFatal bool
+	// dropping: finish closes the backend connection itself, so the backend
+	// loop's read error is expected.
+	dropping atomic.Bool
 
-	expireOnce sync.Once     // pgranger's own end of the session (token expiry, idle timeout, revocation) happens once
-	expired    atomic.Bool   // set when it did
-	ended      chan struct{} // closed when it did
+	expired atomic.Bool   // pgranger ended the session with a FATAL error of its own
+	ended   chan struct{} // closed when it did
 	// revoked is set when a reload took away the user's standing
 	// (Server.EndStaleSessions): the session forwards nothing more and
 	// ends at its next statement boundary. live is set when the session
@@ -164,45 +183,71 @@ type session struct {
 	revoked atomic.Pointer[revocation]
 	live    atomic.Bool
 
-	idle idleTimer // armed by the backend loop when nothing is in flight, disarmed by the client loop
+	act activity // is the session idle? (idle timeouts, graceful shutdown)
 }
 
-// idleTimer ends a session whose client stays silent too long
-// (listen.idle-timeout-secs, listen.idle-in-transaction-timeout-secs).
-// The backend loop arms it when a ReadyForQuery leaves nothing in flight;
-// the client loop disarms it on every message, so a running statement is
-// never cut short.
-type idleTimer struct {
-	mu    sync.Mutex
-	t     *time.Timer
-	armed uint64 // generation: a timer that fires after a disarm does nothing
+// activity knows whether a session is idle: every message the client sent
+// has been answered up to a ReadyForQuery, and the client loop waits for
+// the next one. pgranger ends a session of its own accord only then — at
+// an idle timeout (listen.idle-timeout-secs,
+// listen.idle-in-transaction-timeout-secs) and during a graceful shutdown
+// — so a running statement is never cut short. Becoming idle, the checks
+// of a timer or of the shutdown, and the client loop taking a new message
+// happen under one lock: a message that arrives at that moment is either
+// handled or refused after the FATAL error, never half of each.
+type activity struct {
+	mu      sync.Mutex
+	working bool   // the client loop is handling a message
+	status  byte   // the last ReadyForQuery's transaction status
+	idle    bool   // settled: see session.settle
+	gen     uint64 // a timer from an earlier idle period does nothing
+	t       *time.Timer
+	ended   bool // no further message is handled
 }
 
-func (it *idleTimer) arm(d time.Duration, fire func()) {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	it.armed++
-	gen := it.armed
-	if it.t != nil {
-		it.t.Stop()
+// begin is called by the client loop for each message it reads; false
+// means the session has been ended and the message must not run.
+func (a *activity) begin() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return false
 	}
-	it.t = time.AfterFunc(d, func() {
-		it.mu.Lock()
-		current := it.armed == gen
-		it.mu.Unlock()
-		if current {
-			fire()
-		}
-	})
+	a.working, a.idle = true, false
+	a.stopTimer()
+	return true
 }
 
-func (it *idleTimer) disarm() {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	if it.t != nil {
-		it.armed++
-		it.t.Stop()
-		it.t = nil
+// end marks the session ended; true for the one caller that ended it.
+func (a *activity) end() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return false
+	}
+	a.ended = true
+	a.stopTimer()
+	return true
+}
+
+// endIfIdle ends the session when it is idle outside a transaction
+// block (a graceful shutdown's test).
+func (a *activity) endIfIdle() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended || !a.idle || a.status != 'I' {
+		return false
+	}
+	a.ended = true
+	a.stopTimer()
+	return true
+}
+
+func (a *activity) stopTimer() {
+	a.gen++
+	if a.t != nil {
+		a.t.Stop()
+		a.t = nil
 	}
 }
 
@@ -271,10 +316,10 @@ func (s *session) run() {
 		s.revoke(fe, logMsg)
 	}
 	stopTimer := s.watchDeadline()
-	s.armIdle('I') // startup's ReadyForQuery went out before the loops began
+	s.settle('I', false) // startup's ReadyForQuery went out before the loops began
 	err := s.clientLoop()
 	stopTimer()
-	s.idle.disarm()
+	s.act.end()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) && !s.expired.Load() {
 		var fe *fatalError
 		if errors.As(err, &fe) {
@@ -282,9 +327,6 @@ func (s *session) run() {
 		}
 		s.srv.log.Info("session ended", identityAttrs(s.id, "err", err)...)
 	}
-	// The session is over for the client: a revocation's grace timer that
-	// fires from now on must not write or log an end that did not happen.
-	s.expireOnce.Do(func() {})
 	s.finish()
 }
 
@@ -324,19 +366,45 @@ func (s *session) expire() {
 		s.id.TokenExpiry.UTC().Format(time.RFC3339)), "session ended: token expired")
 }
 
-// end is how pgranger itself ends a session (token expiry, idle
-// timeouts, revocation): once, with a FATAL error the client can read.
+// end is how pgranger itself ends a session whatever it is doing (token
+// expiry, the end of a graceful shutdown, a revocation's grace): once,
+// with a FATAL error the client can read. A statement in flight is
+// cancelled by finish.
 func (s *session) end(fe *fatalError, logMsg string) {
-	s.expireOnce.Do(func() {
-		s.expired.Store(true)
-		// A client that does not read must not hold the session open:
-		// the write gets a few seconds, then the connection is closed.
-		s.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
-		s.client.Close()
-		s.srv.log.Info(logMsg, identityAttrs(s.id)...)
-		close(s.ended)
-	})
+	if s.act.end() {
+		s.terminate(fe, logMsg)
+	}
+}
+
+// terminate writes fe and closes the client connection; the client loop
+// then fails its read and the session goes through finish. The caller has
+// ended s.act.
+func (s *session) terminate(fe *fatalError, logMsg string) {
+	s.expired.Store(true)
+	// A client that does not read must not hold the session open: the
+	// write gets a few seconds, then the connection is closed.
+	s.client.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	s.writeClient(func(w *bufio.Writer) { writeError(w, "FATAL", fe) })
+	s.client.Close()
+	s.srv.log.Info(logMsg, identityAttrs(s.id)...)
+	close(s.ended)
+}
+
+// codeAdminShutdown is PostgreSQL's SQLSTATE for a session ended by an
+// administrator (pg_terminate_backend, a shutdown): what pgranger's
+// graceful shutdown ends sessions with, in PostgreSQL's words.
+const codeAdminShutdown = "57P01"
+
+func shutdownFatal() *fatalError {
+	return fatalf(codeAdminShutdown, "terminating connection due to administrator command")
+}
+
+// drain ends the session now if it is idle outside a transaction block;
+// otherwise settle ends it when it gets there (Server.Shutdown).
+func (s *session) drain() {
+	if s.act.endIfIdle() {
+		s.terminate(shutdownFatal(), "session ended: pgranger is shutting down")
+	}
 }
 
 // revocation is why a reload ends a session.
@@ -349,13 +417,11 @@ type revocation struct {
 // is revoked may go on before it is cancelled and the session ends.
 const revokeGrace = 5 * time.Second
 
-var errRevoked = errors.New("the session's user changed in the configuration")
-
 // revoke ends the session at its next statement boundary: at once when
-// nothing is in flight; otherwise the backend loop ends it after the
-// ReadyForQuery that completes the work in flight, so a result being
-// sent is not cut off — unless it takes longer than revokeGrace. From now
-// on the client loop forwards no message.
+// nothing is in flight; otherwise settle ends it after the ReadyForQuery
+// that completes the work in flight, so a result being sent is not cut
+// off — unless it takes longer than revokeGrace. From now on the client
+// loop forwards no message.
 func (s *session) revoke(fe *fatalError, logMsg string) {
 	r := &revocation{fe: fe, logMsg: logMsg}
 	if !s.revoked.CompareAndSwap(nil, r) {
@@ -370,31 +436,35 @@ func (s *session) revoke(fe *fatalError, logMsg string) {
 	time.AfterFunc(revokeGrace, func() { s.end(fe, logMsg) })
 }
 
-// endIfRevoked ends a revoked session; called where nothing is in flight.
-func (s *session) endIfRevoked() {
-	if r := s.revoked.Load(); r != nil {
-		s.end(r.fe, r.logMsg)
-	}
-}
-
-var errTerminate = errors.New("client terminated")
+var (
+	errTerminate = errors.New("client terminated")
+	errEnded     = errors.New("the session was ended by pgranger")
+	errRevoked   = errors.New("the session's user changed in the configuration")
+)
 
 // clientLoop reads client messages until Terminate or an error.
 func (s *session) clientLoop() error {
 	bw := s.bc.w
 	for {
 		if !s.cr.buffered() {
+			if s.expired.Load() {
+				// The client was told the session is over: what it sent
+				// since must not run.
+				return errEnded
+			}
 			if err := bw.Flush(); err != nil {
 				return err
 			}
 		}
 		typ, body, err := s.cr.next()
-		s.idle.disarm()
 		if err != nil {
 			if errors.Is(err, errMessageTooLarge) {
 				return fatalf(codeProtocolViolation, "message too large (listen.max-message-bytes)")
 			}
 			return err
+		}
+		if !s.act.begin() {
+			return errEnded
 		}
 		select {
 		case <-s.backendDone:
@@ -408,10 +478,9 @@ func (s *session) clientLoop() error {
 		if s.revoked.Load() != nil {
 			// Not forwarded: it would run with the identity the
 			// configuration took back. What is in flight finishes
-			// first (revoke).
-			if s.queue.empty() {
-				s.endIfRevoked()
-			}
+			// first: settle ends the session now if nothing is, else
+			// at the ReadyForQuery that completes it (or revokeGrace).
+			s.settle(0, true)
 			select {
 			case <-s.ended:
 			case <-s.backendDone:
@@ -471,30 +540,72 @@ func (s *session) clientLoop() error {
 		if err != nil {
 			return err
 		}
+		s.settle(0, true)
 	}
 }
 
-// armIdle starts the idle timer for a ReadyForQuery with status: inside a
-// transaction block listen.idle-in-transaction-timeout-secs, outside one
-// listen.idle-timeout-secs (0: off). It ends the session with
-// PostgreSQL's SQLSTATEs for its own idle timeouts.
-func (s *session) armIdle(status byte) {
+// settle is called when the session may have become idle: the backend
+// loop relayed a ReadyForQuery with status, or the client loop finished
+// handling a message (fromClient; its answer may have come already). Idle,
+// the session starts its idle timer — inside a transaction block
+// listen.idle-in-transaction-timeout-secs, outside one
+// listen.idle-timeout-secs (0: off), ending it with PostgreSQL's SQLSTATEs
+// for those timeouts — and during a graceful shutdown, outside a
+// transaction block, it ends at once with 57P01.
+func (s *session) settle(status byte, fromClient bool) {
+	a := &s.act
+	a.mu.Lock()
+	if status != 0 {
+		a.status = status
+	}
+	if fromClient {
+		a.working = false
+	}
+	if a.ended || a.working || a.idle || a.status == 0 || !s.queue.settled() {
+		a.mu.Unlock()
+		return
+	}
+	a.idle = true
+	a.stopTimer()
+	if r := s.revoked.Load(); r != nil {
+		// A statement boundary: the client has its whole result, then
+		// the revocation's FATAL error.
+		a.ended = true
+		a.mu.Unlock()
+		s.terminate(r.fe, r.logMsg)
+		return
+	}
+	if s.srv.draining.Load() && a.status == 'I' {
+		a.ended = true
+		a.mu.Unlock()
+		s.terminate(shutdownFatal(), "session ended: pgranger is shutting down")
+		return
+	}
 	l := &s.srv.cfg.Listen
-	inTxn := status == 'T' || status == 'E'
+	inTxn := a.status == 'T' || a.status == 'E'
 	secs := l.IdleTimeoutSecs
 	if inTxn {
 		secs = l.IdleInTxnTimeoutSecs
 	}
-	if secs <= 0 {
-		return // the common case, on every ReadyForQuery: nothing to build
+	if secs > 0 { // off by default: then nothing is built on every ReadyForQuery
+		gen := a.gen
+		a.t = time.AfterFunc(time.Duration(secs)*time.Second, func() {
+			a.mu.Lock()
+			fire := a.gen == gen && a.idle && !a.ended
+			if fire {
+				a.ended = true
+			}
+			a.mu.Unlock()
+			if fire {
+				fe := fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
+				if inTxn {
+					fe = fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+				}
+				s.terminate(fe, "session ended: idle timeout")
+			}
+		})
 	}
-	s.idle.arm(time.Duration(secs)*time.Second, func() {
-		fe := fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
-		if inTxn {
-			fe = fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
-		}
-		s.end(fe, "session ended: idle timeout")
-	})
+	a.mu.Unlock()
 }
 
 // functionCall refuses a fast-path FunctionCall (libpq's PQfn and its
@@ -702,11 +813,7 @@ func (s *session) backendLoop() {
 		}
 		typ, body, err := s.br.next()
 		if err != nil {
-			// The backend is gone: tell the client and end the session.
-			s.writeClient(func(w *bufio.Writer) {
-				writeError(w, "FATAL", fatalf(codeConnectionFailure, "the backend connection was lost"))
-			})
-			s.client.Close()
+			s.backendLost(err)
 			return
 		}
 		head := s.queue.front()
@@ -715,10 +822,25 @@ func (s *session) backendLoop() {
 			head.run, head.resumed = s.resumePortal(head.portal), true
 		}
 		relay := head == nil || !head.swallow
-		boundary := false // a ReadyForQuery with nothing more in flight
+		var ready byte // a ReadyForQuery's status, once it is relayed
 		switch typ {
 		case 'E':
 			s.bc.views.errorSeen()
+			if isFatal(body) {
+				// The backend ends the session (pg_terminate_backend,
+				// PostgreSQL shutting down): its own error goes to the
+				// client as it is — never replaced by a denial — and the
+				// connection closes after it.
+				s.backendFatal = true
+				if head != nil {
+					s.runFailed(head)
+					if head.governed {
+						body = sanitizeError(body)
+					}
+				}
+				relay = true
+				break
+			}
 			if head != nil {
 				s.runFailed(head)
 				if head.kind == 'B' && head.portal == "" {
@@ -773,11 +895,8 @@ func (s *session) backendLoop() {
 			var p *pending
 			for p = s.queue.pop(); p != nil && p.kind != 'S' && p.kind != 'Q'; p = s.queue.pop() {
 			}
-			if len(body) == 1 && s.queue.empty() && (p == nil || !p.release) {
-				// Armed before the ReadyForQuery is relayed, so the
-				// client's answer to it always disarms.
-				s.armIdle(body[0])
-				boundary = true
+			if len(body) == 1 {
+				ready = body[0]
 			}
 			if p != nil && p.release {
 				s.bc.views.reset() // DISCARD ALL dropped them
@@ -836,12 +955,64 @@ func (s *session) backendLoop() {
 			writeFrame(s.cw, typ, body)
 			s.cwMu.Unlock()
 		}
-		if boundary {
-			// After the ReadyForQuery is written: the client has the
-			// whole result, then the FATAL error.
-			s.endIfRevoked()
+		if ready != 0 {
+			// After the relay: a session that a shutdown ends here gets
+			// its ReadyForQuery first, then the FATAL error. The client
+			// cannot have answered yet; the flush comes later.
+			s.settle(ready, false)
 		}
 	}
+}
+
+// backendLost ends the session whose backend connection failed. After a
+// FATAL error from the backend (relayed already) the client connection is
+// just closed, as PostgreSQL closes it. A connection that vanished without
+// a word gets pgranger's FATAL error, 08006 connection_failure — what
+// JDBC reports for a lost connection and what pools treat as "discard and
+// reconnect" (docs/decisions.md) — and a statement that may still run on
+// the backend (the network failed, not PostgreSQL) is cancelled.
+func (s *session) backendLost(err error) {
+	if s.dropping.Load() {
+		return // finish closed it
+	}
+	if !s.backendFatal {
+		s.writeClient(func(w *bufio.Writer) {
+			writeError(w, "FATAL", fatalf(codeConnectionFailure, "%s", msgBackendLost))
+		})
+		if !s.queue.empty() {
+			go s.bc.cancel()
+		}
+		s.srv.log.Warn("the backend connection was lost; the session ends", identityAttrs(s.id, "backend_pid", s.bc.pid, "err", err)...)
+	} else {
+		s.srv.log.Info("the backend ended the session", identityAttrs(s.id, "backend_pid", s.bc.pid)...)
+	}
+	s.client.Close()
+}
+
+// msgBackendLost is the message of the FATAL error a client gets when its
+// backend connection vanishes; it reads like libpq's own report of a
+// server that went away, so users recognise it.
+const msgBackendLost = "pgranger: the backend server closed the connection unexpectedly; the session cannot continue"
+
+// isFatal reports whether an ErrorResponse body has severity FATAL or
+// PANIC: the backend ends the connection after it.
+func isFatal(body []byte) bool {
+	sev := ""
+	for len(body) > 0 && body[0] != 0 {
+		field := body[0]
+		v, rest, ok := cstring(body[1:])
+		if !ok {
+			return false
+		}
+		switch field {
+		case 'V': // non-localized severity (PostgreSQL 9.6 and later)
+			return v == "FATAL" || v == "PANIC"
+		case 'S':
+			sev = v
+		}
+		body = rest
+	}
+	return sev == "FATAL" || sev == "PANIC"
 }
 
 func (s *session) writeClient(f func(w *bufio.Writer)) {
@@ -882,6 +1053,7 @@ func (s *session) finish() {
 		s.bc.pool.release(s.bc)
 		return
 	}
+	s.dropping.Store(true)
 	s.bc.conn.Close()
 	<-s.backendDone
 	s.bc.pool.discard(s.bc)

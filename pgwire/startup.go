@@ -31,6 +31,7 @@ const (
 	codeProtocolViolation   = "08P01"
 	codeTooManyConnections  = "53300"
 	codeConnectionFailure   = "08006"
+	codeCannotConnectNow    = "57P03"
 	codeFeatureNotSupported = "0A000"
 	codeInvalidParameter    = "22023"
 	codeInsufficientPriv    = "42501"
@@ -255,6 +256,10 @@ func backendFatal(err error, database string) *fatalError {
 	}
 	if errors.Is(err, errPoolExhausted) {
 		return fatalf(codeTooManyConnections, "%v", err)
+	}
+	if errors.Is(err, errShuttingDown) {
+		// PostgreSQL's answer to a connection during its shutdown.
+		return fatalf(codeCannotConnectNow, "the database system is shutting down")
 	}
 	return fatalf(codeConnectionFailure, "pgranger cannot reach the backend for database %q", database)
 }

@@ -18,6 +18,7 @@ type adminOptions struct {
 	token     func() string
 	backend   func(ctx context.Context) error
 	collector prometheus.Collector
+	draining  func() bool
 }
 
 // startAdmin serves admin.addr (nil, nil when it is "").
@@ -41,6 +42,7 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, s
 		Token:       ao.token,
 		TLS:         tlsConf,
 		Backend:     ao.backend,
+		Draining:    ao.draining,
 		Collectors:  collectors,
 		Addr:        cfg.Admin.Addr,
 		AllowRemote: cfg.Admin.AllowRemote,

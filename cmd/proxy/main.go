@@ -131,7 +131,13 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	defer auditLog.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGTERM and SIGINT start a graceful shutdown (below); ctx lives
+	// until it is over, so policies keep refreshing and the admin
+	// endpoint keeps answering (/readyz 503) while sessions drain.
+	stopSig := make(chan os.Signal, 2)
+	signal.Notify(stopSig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stopSig)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	if cfg.Identity.Mode.Has("jwt") {
 		// The issuer's keys are fetched ahead of the first token login;
@@ -182,6 +188,7 @@ func serve(args []string, stderr io.Writer) int {
 	collector := &proxyCollector{srv: srv, rw: rw, audit: auditLog, reloads: reloads, backend: probe}
 	if _, err := startAdmin(ctx, cfg, holder, policies, log, adminOptions{
 		token: func() string { return *adminTok.Load() }, backend: probe.check, collector: collector,
+		draining: srv.Draining,
 	}); err != nil {
 		log.Error("admin.addr", "err", err)
 		return 1
@@ -211,18 +218,40 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	log.Info("pgranger listening", "addr", ln.Addr().String(), "version", version)
-	if err := srv.Serve(ctx, ln); err != nil {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	var sig os.Signal
+	select {
+	case err := <-served:
 		log.Error("serve", "err", err)
 		return 1
+	case sig = <-stopSig:
 	}
-	log.Info("pgranger stopped accepting connections; waiting for sessions to end")
-	done := make(chan struct{})
-	go func() { srv.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-	}
+	drain(srv, sig, stopSig, time.Duration(cfg.Listen.ShutdownTimeoutSecs)*time.Second, log)
+	<-served
 	return 0
+}
+
+// drain runs the graceful shutdown: no new connections, running
+// statements get up to timeout (listen.shutdown-timeout-secs) to finish,
+// idle sessions end at once with 57P01 (pgwire.Server.Shutdown). A second
+// signal ends the wait.
+func drain(srv *pgwire.Server, sig os.Signal, more <-chan os.Signal, timeout time.Duration, log *slog.Logger) {
+	log.Info("shutting down: no new connections; running statements may finish, idle sessions end",
+		"signal", sig.String(), "shutdown_timeout", timeout.String())
+	start := time.Now()
+	dctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		select {
+		case s := <-more:
+			log.Info("second signal: ending the remaining sessions now", "signal", s.String())
+			cancel()
+		case <-dctx.Done():
+		}
+	}()
+	srv.Shutdown(dctx)
+	log.Info("pgranger stopped: every session has ended", "took", time.Since(start).Round(time.Millisecond).String())
 }
 
 // newLogger builds the process log (log.format, log.level). The level is
