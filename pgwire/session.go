@@ -453,7 +453,7 @@ func (s *session) clientLoop() error {
 				return errEnded
 			}
 			if err := bw.Flush(); err != nil {
-				return err
+				return s.backendWriteFailed(err)
 			}
 		}
 		typ, body, err := s.cr.next()
@@ -538,10 +538,30 @@ func (s *session) clientLoop() error {
 			return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
 		}
 		if err != nil {
-			return err
+			var fe *fatalError
+			if errors.As(err, &fe) {
+				return err // the client's message was malformed
+			}
+			return s.backendWriteFailed(err) // every other failure is a write to the backend
 		}
 		s.settle(0, true)
 	}
+}
+
+// backendWriteFailed: a write to the backend connection failed, so the
+// connection is gone. Whichever loop notices first, the client must get
+// the same FATAL 08006: the backend loop reports it (backendLost) once its
+// read fails too, which it does at once after a reset; a connection that
+// only refuses writes is closed to make it fail.
+func (s *session) backendWriteFailed(err error) error {
+	select {
+	case <-s.backendDone:
+	case <-time.After(time.Second):
+		s.bc.conn.Close()
+		<-s.backendDone
+	}
+	s.srv.log.Debug("writing to the backend failed", identityAttrs(s.id, "err", err)...)
+	return net.ErrClosed // reported; finish discards the connection
 }
 
 // settle is called when the session may have become idle: the backend
