@@ -540,10 +540,10 @@ func TestRewriteCacheKeyDefaultPath(t *testing.T) {
 	}
 }
 
-// A cached rewrite does not outlive a validity schedule: once a masking
-// policy's schedule ends, the same text for the same user is rewritten
-// again, without the mask.
-func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
+// januaryMaskEngine is the demo policies with the orders ssn mask (policy
+// 10) valid in January 2026 only.
+func januaryMaskEngine(t *testing.T) *policy.Engine {
+	t.Helper()
 	data, err := os.ReadFile("../examples/policies/hive.json")
 	if err != nil {
 		t.Fatal(err)
@@ -561,6 +561,14 @@ func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return eng
+}
+
+// A cached rewrite does not outlive a validity schedule: once a masking
+// policy's schedule ends, the same text for the same user is rewritten
+// again, without the mask.
+func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
+	eng := januaryMaskEngine(t)
 	rw := New(Options{})
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
@@ -587,23 +595,7 @@ func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
 // Bind skips the lookup never runs under an old policy, catalog, schedule,
 // identity or search_path, and never when policies are unavailable.
 func TestStampFollowsEverythingTheCacheKeysOn(t *testing.T) {
-	data, err := os.ReadFile("../examples/policies/hive.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ranger.ParseServicePolicies(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range sp.Policies {
-		if sp.Policies[i].ID == 10 {
-			sp.Policies[i].ValiditySchedules = []ranger.RangerValiditySchedule{{StartTime: "2026/01/01 00:00:00", EndTime: "2026/01/31 23:59:59"}}
-		}
-	}
-	eng, err := policy.NewEngine(&ranger.Bundle{Policies: sp}, policy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := januaryMaskEngine(t)
 	rw := New(Options{})
 	newSess := func(user string) *Session {
 		subj := testSubjects[user]
