@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -112,17 +111,7 @@ func protoStep(t *testing.T, fe *pgproto3.Frontend, msgs ...pgproto3.FrontendMes
 // its transaction ends — and counted once in pgranger_statements_total.
 func TestAuditPortalReadInSeveralExecutes(t *testing.T) {
 	p := startProxy(t, proxyOptions{})
-	pc, err := pgconn.Connect(ctx(t), p.dsn("bob", "bob"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := pc.Hijack()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Conn.Close()
-	h.Conn.SetDeadline(time.Now().Add(30 * time.Second))
-	fe := h.Frontend
+	fe := hijacked(t, p.dsn("bob", "bob"), 30*time.Second).Frontend
 	const sql = "SELECT id, ssn FROM sales.orders ORDER BY id" // bob: orders 1, 3, 5
 	step := func(what string, want []string, msgs ...pgproto3.FrontendMessage) {
 		t.Helper()

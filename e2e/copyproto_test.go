@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -19,17 +17,7 @@ import (
 // SQLSTATE.
 func copyExchange(t *testing.T, dsn string, groups [][]pgproto3.FrontendMessage, copyIn [][]pgproto3.FrontendMessage) []string {
 	t.Helper()
-	pc, err := pgconn.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := pc.Hijack()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Conn.Close()
-	h.Conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fe := h.Frontend
+	fe := hijacked(t, dsn, 10*time.Second).Frontend
 	var got []string
 	ins := 0
 	for _, g := range groups {

@@ -314,6 +314,24 @@ func requireCluster(t testing.TB) {
 	}
 }
 
+// hijacked logs in to dsn with pgconn and takes the connection over, for
+// tests that speak the protocol message by message; the connection closes
+// with the test, or when deadline has passed.
+func hijacked(t *testing.T, dsn string, deadline time.Duration) *pgconn.HijackedConn {
+	t.Helper()
+	pc, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := pc.Hijack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Conn.Close() })
+	h.Conn.SetDeadline(time.Now().Add(deadline))
+	return h
+}
+
 // connect opens a pgx connection through p as user (password = user name).
 func connect(t *testing.T, p *proxy, user string) *pgx.Conn {
 	t.Helper()
