@@ -179,6 +179,19 @@ func psqlVictim(t *testing.T, dsn, app, sql string, kill func()) (string, int) {
 	return stderr.String(), cmd.ProcessState.ExitCode()
 }
 
+// bystander opens a second session through p and returns the check that
+// it still reads bob's masked row, run once now.
+func bystander(t *testing.T, p *proxy) func(when string) {
+	t.Helper()
+	other := connect(t, p, "bob")
+	works := func(when string) {
+		t.Helper()
+		equalLines(t, "the other session "+when, rows(t, other, "SELECT ssn FROM sales.orders WHERE id = 1"), []string{"xxx-xx-1111"})
+	}
+	works("before")
+	return works
+}
+
 // pg_terminate_backend of a session's backend: the client gets
 // PostgreSQL's own FATAL 57P01, relayed, and then the connection closes —
 // message for message as on a direct connection — idle, idle in a
@@ -188,12 +201,7 @@ func psqlVictim(t *testing.T, dsn, app, sql string, kill func()) (string, int) {
 func TestBackendTerminatedByAdministrator(t *testing.T) {
 	p := startProxy(t, proxyOptions{})
 	super := superConn(t)
-	other := connect(t, p, "bob")
-	otherWorks := func(when string) {
-		t.Helper()
-		equalLines(t, "the other session "+when, rows(t, other, "SELECT ssn FROM sales.orders WHERE id = 1"), []string{"xxx-xx-1111"})
-	}
-	otherWorks("before")
+	otherWorks := bystander(t, p)
 	const adminMsg = "terminating connection due to administrator command"
 
 	// Idle: the FATAL error arrives unasked, then the connection closes.
@@ -393,12 +401,7 @@ func TestBackendConnectionLost(t *testing.T) {
 		"PGRANGER_BACKEND__DSN": fmt.Sprintf("postgres://pgranger_svc:pgranger_svc@%s/demo?sslmode=disable", fw.ln.Addr()),
 	}})
 	super := superConn(t)
-	other := connect(t, p, "bob")
-	otherWorks := func(when string) {
-		t.Helper()
-		equalLines(t, "the other session "+when, rows(t, other, "SELECT ssn FROM sales.orders WHERE id = 1"), []string{"xxx-xx-1111"})
-	}
-	otherWorks("before")
+	otherWorks := bystander(t, p)
 	const lostMsg = "pgranger: the backend server closed the connection unexpectedly; the session cannot continue"
 
 	idle := openRaw(t, p.dsn("bob", "bob"))

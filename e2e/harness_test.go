@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -270,6 +271,22 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// reload sends SIGHUP and waits until pgranger logs one more successful
+// reload than before.
+func (p *proxy) reload(t *testing.T) {
+	t.Helper()
+	before := strings.Count(p.log(), "configuration reloaded")
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() string {
+		if strings.Count(p.log(), "configuration reloaded") == before {
+			return "no reload in the log"
+		}
+		return ""
+	})
 }
 
 func (p *proxy) log() string {

@@ -400,15 +400,7 @@ func TestSIGHUPReloadKeepsSessions(t *testing.T) {
 	if err := os.Rename(auditPath, auditPath+".1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 5*time.Second, func() string {
-		if !strings.Contains(p.log(), "configuration reloaded") {
-			return "no reload in the log"
-		}
-		return ""
-	})
+	p.reload(t)
 	dave, err := pgx.Connect(ctx(t), p.dsn("dave", "dave-Secret-1"))
 	if err != nil {
 		t.Fatalf("dave after the reload: %v", err)
@@ -526,15 +518,7 @@ func TestSIGHUPEndsSessionsOfRemovedAndChangedUsers(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 5*time.Second, func() string {
-		if !strings.Contains(p.log(), "configuration reloaded") {
-			return "no reload in the log"
-		}
-		return ""
-	})
+	p.reload(t)
 
 	fatal := func(what string, conn *pgx.Conn, want string) {
 		t.Helper()
