@@ -89,6 +89,9 @@ type Snapshot struct {
 	LoadedAt       time.Time
 	ServerEncoding string
 	HasICU         bool // the "und-x-icu" collation exists (needed by masks)
+	// Builtins are the operators, functions and types the barrier rule
+	// reasons about (builtins.go).
+	Builtins *Builtins
 
 	byQualified map[string]*Relation // schema + "." + name
 	schemas     map[string]bool
@@ -309,6 +312,10 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 		s.catalogFunc[f] = true
 	}
 
+	if s.Builtins, err = loadBuiltins(ctx, tx, h); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+
 	byOID := map[uint32]*Relation{}
 	rows, err := tx.Query(ctx, relationsSQL)
 	if err != nil {
@@ -383,6 +390,7 @@ func Static(version uint64, rels []*Relation, catalogFuncs []string) *Snapshot {
 		LoadedAt:       time.Now(),
 		ServerEncoding: "UTF8",
 		HasICU:         true,
+		Builtins:       defaultBuiltins,
 		byQualified:    map[string]*Relation{},
 		schemas:        map[string]bool{"pg_catalog": true, "information_schema": true, "public": true},
 		catalogFunc:    map[string]bool{},

@@ -3,8 +3,12 @@ package catalog
 import (
 	"context"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgranger/pgranger/internal/testpg"
 )
@@ -138,5 +142,48 @@ func TestLoad(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("Refresh took %v", d)
 		}
+	}
+}
+
+// TestBuiltinsMatchServer checks the embedded PostgreSQL 15 tables that
+// Static snapshots use against a real server's pg_catalog.
+func TestBuiltinsMatchServer(t *testing.T) {
+	c := testpg.Start(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.SuperDSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, builtinsSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		if k := line[0]; k != 'O' && k != 'T' {
+			got = append(got, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	want := strings.Split(strings.TrimSuffix(builtinsPG15, "\n"), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("builtins_pg15.tsv differs from this server's pg_catalog (%d lines, embedded %d); regenerate it from builtinsSQL on PostgreSQL 15", len(got), len(want))
+	}
+	// A fresh database shadows no operator, and no type but the row type
+	// of information_schema's view _pg_user_mappings.
+	var shadowed []string
+	if err := conn.QueryRow(ctx, "SELECT array_agg(l ORDER BY l) FROM ("+builtinsSQL+") q(l) WHERE l ~ '^[OT]'").Scan(&shadowed); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(shadowed, "|") != "T\t_pg_user_mappings" {
+		t.Errorf("shadowing lines on a fresh database: %q", shadowed)
 	}
 }

@@ -154,8 +154,29 @@ func TestAttackSuite(t *testing.T) {
 	})
 	var seen capture
 	conn := connectCapturing(t, p, "bob", &seen)
+	card1 := "xxxx-xxxx-xxxx-1234"
+	attacks := vaultAttacks()
+	t.Logf("%d attack statements", len(attacks))
+	if len(attacks) < 80 {
+		t.Errorf("the suite has %d statements; the issue asks for at least 80", len(attacks))
+	}
+	for _, a := range attacks {
+		modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol}
+		if !a.simpleOnly && a.copyOut == nil && !strings.Contains(a.sql, ";") {
+			modes = append(modes, pgx.QueryExecModeExec)
+		}
+		for _, mode := range modes {
+			runAttack(t, conn, a, mode)
+		}
+	}
+	noSecrets(t, &seen, card1)
+}
+
+// vaultAttacks are the statements of the attack suite, for bob against
+// attackPolicies.
+func vaultAttacks() []attack {
 	card1, card3 := "xxxx-xxxx-xxxx-1234", "xxxx-xxxx-xxxx-5678"
-	attacks := []attack{
+	return []attack{
 		// The baseline: masks, the restricted column, the filter.
 		{name: "masked and filtered", sql: "SELECT id, owner, card, pin FROM vault.accounts ORDER BY id", want: []string{"1|Ann Visible|" + card1 + "|NULL", "3|Bo Visible|" + card3 + "|NULL"}},
 		{name: "restricted column", sql: "SELECT note FROM vault.accounts", code: "42501", msg: "no select access to column vault.accounts.note"},
@@ -231,7 +252,7 @@ func TestAttackSuite(t *testing.T) {
 		{name: "pg_statistic", sql: "SELECT stavalues1 FROM pg_statistic", code: "42501", msg: "pg_statistic"},
 		{name: "pg_prepared_statements", sql: "SELECT statement FROM pg_prepared_statements", code: "42501", msg: "pg_prepared_statements"},
 		{name: "pg_cursors", sql: "SELECT statement FROM pg_cursors", code: "42501", msg: "pg_cursors"},
-		{name: "psql-style catalog query passes", sql: "SELECT relname FROM pg_catalog.pg_class WHERE relname = 'accounts'", want: []string{"accounts"}},
+		{name: "psql-style catalog query passes", sql: "SELECT relname FROM pg_catalog.pg_class WHERE relname = 'accounts' AND relnamespace = 'vault'::regnamespace", want: []string{"accounts"}},
 		// COPY.
 		{name: "COPY a table", sql: "COPY vault.accounts (id, card) TO STDOUT", copyOut: strp("1\t" + card1 + "\n3\t" + card3 + "\n")},
 		{name: "COPY every column", sql: "COPY vault.accounts TO STDOUT", code: "42501", msg: "note"},
@@ -305,20 +326,6 @@ func TestAttackSuite(t *testing.T) {
 		{name: "a statement hidden in dollar quotes", sql: "SELECT $q$; SELECT note FROM vault.accounts; $q$", want: []string{"; SELECT note FROM vault.accounts; "}},
 		{name: "E-string with an escaped quote", sql: `SELECT E'\'' || card FROM vault.accounts WHERE id = 3`, want: []string{"'" + card3}},
 	}
-	t.Logf("%d attack statements", len(attacks))
-	if len(attacks) < 80 {
-		t.Errorf("the suite has %d statements; the issue asks for at least 80", len(attacks))
-	}
-	for _, a := range attacks {
-		modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol}
-		if !a.simpleOnly && a.copyOut == nil && !strings.Contains(a.sql, ";") {
-			modes = append(modes, pgx.QueryExecModeExec)
-		}
-		for _, mode := range modes {
-			runAttack(t, conn, a, mode)
-		}
-	}
-	noSecrets(t, &seen, card1)
 }
 
 // noSecrets checks the bytes a client received: no secret among them (and,

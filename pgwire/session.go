@@ -660,6 +660,7 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 	s.env.Policy = s.srv.opts.Policies.PolicyState()
 	s.env.Catalog = s.cat.Current()
 	s.env.Now = time.Now()
+	s.env.ParamTypes = nil
 	return &s.env
 }
 
@@ -704,6 +705,7 @@ func (s *session) parse(body []byte) error {
 		return fatalf(codeProtocolViolation, "malformed Parse message")
 	}
 	env := s.rewriteEnv()
+	env.ParamTypes = msg.ParameterOIDs // they decide how the backend resolves operators on $n
 	res := s.rewriteIn(env, msg.Query)
 	if res.Err != nil {
 		s.audit(res)
@@ -757,6 +759,7 @@ func (s *session) ensureCurrent(name string) error {
 		return nil
 	}
 	env := s.rewriteEnv()
+	env.ParamTypes = st.paramOIDs
 	res := st.result
 	if !st.stamp.Current(env, s.rsess) {
 		res = s.rewriteIn(env, st.sql)

@@ -335,7 +335,7 @@ func viewErrorResponse(body []byte) []byte {
 	er.Decode(body)
 	return encodeError(&pgproto3.ErrorResponse{
 		Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: er.Code,
-		Message: "pgranger: cannot create the security-barrier view a row-filtered table is read through: " + er.Message,
-		Hint:    "Temporary views cannot be created in a read-only transaction or on a hot standby.",
+		Message: "pgranger: cannot create the view a write through a row filter goes through: " + er.Message,
+		Hint:    "Temporary views cannot be created in a read-only transaction or on a hot standby; writes need a writable primary.",
 	})
 }

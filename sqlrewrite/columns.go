@@ -64,7 +64,9 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 	case *pg.Node_SubLink:
 		r.checkOperator(v.SubLink.OperName)
 		r.walkExpr(sc, v.SubLink.Testexpr)
-		r.selectStatement(v.SubLink.Subselect.GetSelectStmt(), sc)
+		if body := r.selectStatement(v.SubLink.Subselect.GetSelectStmt(), sc); body != nil {
+			r.barrier().sublinks[v.SubLink] = body
+		}
 		if v.SubLink.Subselect.GetSelectStmt() == nil {
 			r.fail(errorf(CodeFeatureNotSupported, "unsupported subquery"))
 		}
@@ -96,6 +98,8 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 // has one, and a name that matches no column is taken as a whole-row
 // reference when it names a FROM item.
 func (r *stmtRewriter) columnRef(sc *scope, cr *pg.ColumnRef) {
+	hits := r.collecting()
+	defer func() { r.recordColumn(sc, r.curCol, cr, *hits) }()
 	var names []string
 	star := false
 	for _, f := range cr.Fields {

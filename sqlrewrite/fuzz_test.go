@@ -25,9 +25,10 @@ import (
 // naming a relation of the catalog that is governed (not pg_catalog or
 // information_schema) and needs a wrapper for the user must be:
 //
-//   - never, when it has a row filter: a filtered relation is only read
-//     through a pg_temp.pgranger_rf_* (SELECT) or pg_temp.pgranger_dml_*
-//     (DML, policy.dml-row-filter = "apply") view of Result.Views;
+//   - when it has a row filter: the only FROM item of a wrapper subquery
+//     with a WHERE clause (the filter, and the barrier's guards), or read
+//     through a pg_temp.pgranger_dml_* view of Result.Views (DML,
+//     policy.dml-row-filter = "apply");
 //   - when it has masks: the only FROM item of a wrapper subquery whose
 //     target list is the relation's columns in order, each masked column
 //     computed (not the bare column), or the target of a DML statement
@@ -230,12 +231,30 @@ func checkWrapped(eng *policy.Engine, snap *catalog.Snapshot, subj *policy.Subje
 		}
 		return true
 	})
+	// A row filter's own tables (a policy expression with a subquery)
+	// are the policy's, read as written: they stand in the WHERE clause
+	// of a filtered relation's wrapper, where nothing of the user's with
+	// a subquery is ever moved.
+	policyTables := map[*pg.RangeVar]bool{}
+	for rv, sel := range wrapped {
+		if rel, ok := snap.Lookup(rv.Schemaname, rv.Relname); ok && relationNeeds(eng, subj, rel, now).filter {
+			walkNodes(sel.WhereClause, func(n *pg.Node) bool {
+				if x := n.GetRangeVar(); x != nil {
+					policyTables[x] = true
+				}
+				return true
+			})
+		}
+	}
 	var failure error
 	walkNodes(tree, func(n *pg.Node) bool {
 		if failure != nil {
 			return false
 		}
 		rv := n.GetRangeVar()
+		if policyTables[rv] {
+			return true
+		}
 		if rv == nil {
 			return true
 		}
@@ -270,8 +289,10 @@ func checkWrapped(eng *policy.Engine, snap *catalog.Snapshot, subj *policy.Subje
 			return true
 		}
 		switch {
-		case need.filter:
-			failure = fmt.Errorf("%s.%s has a row filter for %s but is referenced directly", rel.Schema, rel.Name, subj.User)
+		case need.filter && wrapped[rv] == nil:
+			failure = fmt.Errorf("%s.%s has a row filter for %s but is referenced outside a wrapper", rel.Schema, rel.Name, subj.User)
+		case need.filter && wrapped[rv].WhereClause == nil:
+			failure = fmt.Errorf("the wrapper of %s.%s has no row filter for %s", rel.Schema, rel.Name, subj.User)
 		case targets[rv]:
 			// A DML target: masked reads rewritten in place (apply), restricted reads denied.
 		case wrapped[rv] != nil:

@@ -52,6 +52,15 @@ type relRef struct {
 	dml   *dmlTarget
 	cur   **pg.Node
 	nodes []colNode
+
+	// For the barrier (barrier.go): the rewriter (whose resolver marks
+	// are collected), the query level the reference is in, the joins it
+	// is under (outermost first) and, for a view, the governed references
+	// its definition reads.
+	st    *stmtRewriter
+	level *scope
+	joins []joinStep
+	inner []*relRef
 }
 
 func (ref *relRef) dmlKind() string {
@@ -89,14 +98,23 @@ func (ref *relRef) markVisible(name string) bool {
 				ref.read[i] = true
 			}
 			ref.collect(i)
+			ref.hit(i)
 			found = true
 		}
 	}
 	return found
 }
 
+// hit reports a mark to the barrier's collector, if one is listening.
+func (ref *relRef) hit(col int) {
+	if ref.st != nil && ref.st.bar != nil && ref.st.bar.hits != nil {
+		*ref.st.bar.hits = append(*ref.st.bar.hits, colHit{ref, col})
+	}
+}
+
 func (ref *relRef) markAllColumns() {
 	ref.collect(-1)
+	ref.hit(-1)
 	if ref.read == nil {
 		return
 	}
@@ -257,6 +275,9 @@ func (r *stmtRewriter) rangerDatabase(schema string) string {
 // reference is access-checked for the columns it may read and, where a
 // policy applies, replaced by its wrapper.
 func (r *stmtRewriter) finish() {
+	if r.err == nil {
+		r.decideBarriers()
+	}
 	for _, ref := range r.refs {
 		if r.err != nil {
 			return
@@ -285,6 +306,9 @@ func (r *stmtRewriter) finish() {
 			}}
 			r.changed = true
 		}
+	}
+	if r.err == nil {
+		r.pruneMoved()
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,11 @@ type Env struct {
 	// Refresh reloads the catalog when a name is missing; may be nil.
 	Refresh func(ctx context.Context) (*catalog.Snapshot, error)
 	Now     time.Time
+	// ParamTypes are the types a client declared for $1…$n (Parse's
+	// parameter OIDs; 0 = let the server infer). They decide how the
+	// backend resolves operators on parameters, so they are part of the
+	// cache key.
+	ParamTypes []uint32
 }
 
 // Session is the per-connection input of a rewrite.
@@ -191,6 +197,7 @@ type cacheKey struct {
 	// defaultPath is part of the key: RESET search_path, relations in
 	// policy expressions and the qualification of catalog names follow it.
 	sql, identity, database, searchPath, defaultPath string
+	paramTypes                                       string
 	policyGen, policyEpoch, catalogVersion           uint64
 	// template: sql is a literal template (template.go) and the entry is
 	// in Rewriter.templates.
@@ -204,10 +211,31 @@ func newCacheKey(env *Env, sess *Session, sql string) cacheKey {
 		database:       sess.Database,
 		searchPath:     strings.Join(sess.SearchPath, "\x00"),
 		defaultPath:    strings.Join(sess.DefaultSearchPath, "\x00"),
+		paramTypes:     paramTypesKey(env.ParamTypes),
 		policyGen:      env.Policy.Generation,
 		policyEpoch:    policyEpoch(env),
 		catalogVersion: env.Catalog.Version,
 	}
+}
+
+// paramTypesKey renders declared parameter types for a cache key ("" when
+// none is declared, the common case).
+func paramTypesKey(types []uint32) string {
+	declared := false
+	for _, t := range types {
+		if t != 0 {
+			declared = true
+		}
+	}
+	if !declared {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range types {
+		b.WriteString(strconv.FormatUint(uint64(t), 10))
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 // policyEpoch changes whenever a validity schedule may switch a decision

@@ -14,6 +14,19 @@ type scope struct {
 	parent *scope
 	ctes   map[string]bool
 	items  []*fromItem
+
+	// What the barrier needs of a query level (barrier.go): the level it
+	// is nested in, the governed references within it, its output
+	// columns where known, whether a USING/NATURAL join merges columns,
+	// and the levels of its CTEs.
+	up        *scope
+	isLevel   bool
+	firstRef  int
+	contained []*relRef
+	outs      []outCol
+	outsKnown bool
+	merged    bool
+	cteScopes map[string]*scope
 }
 
 func (s *scope) hasCTE(name string) bool {
@@ -25,6 +38,17 @@ func (s *scope) hasCTE(name string) bool {
 	return false
 }
 
+// cteScope is the level of the CTE a name refers to (nil while a
+// recursive CTE is being walked).
+func (s *scope) cteScope(name string) *scope {
+	for ; s != nil; s = s.parent {
+		if s.ctes[name] {
+			return s.cteScopes[name]
+		}
+	}
+	return nil
+}
+
 // fromItem is one visible entry of a FROM list. A relation has ref set; an
 // aliased join has children (its members are visible only through it); a
 // subquery, CTE or function is opaque (its inner references were analysed
@@ -33,42 +57,61 @@ type fromItem struct {
 	visible  string
 	ref      *relRef
 	children []*fromItem
+
+	// For the barrier (barrier.go): an opaque item's level (a subquery or
+	// CTE), or the governed references in its arguments (a function), or
+	// unknown contents (a recursive CTE's own name); at is the level whose
+	// FROM holds the item.
+	sub       *scope
+	contained []*relRef
+	unknown   bool
+	at        *scope
 }
 
 // selectStatement analyses one SELECT (any level) and rewrites its FROM
 // items in place. parent is the enclosing level for correlated references.
-func (r *stmtRewriter) selectStatement(s *pg.SelectStmt, parent *scope) {
+// It returns the level's scope (nil when nothing was walked).
+func (r *stmtRewriter) selectStatement(s *pg.SelectStmt, parent *scope) *scope {
 	if s == nil || r.err != nil {
-		return
+		return nil
 	}
 	if s.IntoClause != nil {
 		r.fail(denyf("SELECT INTO is not allowed through pgranger (user %q)", r.sess.Subject.User))
-		return
+		return nil
 	}
 	if len(s.LockingClause) > 0 {
 		r.fail(denyf("SELECT … FOR UPDATE/SHARE is not allowed through pgranger (user %q)", r.sess.Subject.User))
-		return
+		return nil
 	}
 	sc := &scope{parent: parent}
+	defer r.enterLevel(sc)()
 	if s.WithClause != nil {
 		r.withClause(s.WithClause, sc)
 	}
+	output := func(parts ...any) { r.withSite(siteOutput, func() { r.exprs(sc, parts...) }) }
 	if s.Op != pg.SetOperation_SETOP_NONE && s.Op != pg.SetOperation_SET_OPERATION_UNDEFINED {
 		r.selectStatement(s.Larg, sc)
 		r.selectStatement(s.Rarg, sc)
-		r.exprs(sc, s.SortClause, s.LimitOffset, s.LimitCount)
-		return
+		output(s.SortClause, s.LimitOffset, s.LimitCount)
+		return sc
 	}
 	for _, item := range s.FromClause {
 		r.fromItem(item, sc, &sc.items)
 		if r.err != nil {
-			return
+			return sc
 		}
 	}
 	r.checkNameConflicts(sc.items)
 	r.targetList(s.TargetList)
-	r.exprs(sc, s.TargetList, s.WhereClause, s.GroupClause, s.HavingClause, s.WindowClause,
-		s.SortClause, s.DistinctClause, s.ValuesLists, s.LimitOffset, s.LimitCount)
+	output(s.TargetList)
+	r.clause(sc, &s.WhereClause, conjWhere, nil)
+	output(s.GroupClause)
+	r.clause(sc, &s.HavingClause, conjHaving, nil)
+	output(s.WindowClause, s.SortClause, s.DistinctClause, s.ValuesLists, s.LimitOffset, s.LimitCount)
+	if len(s.ValuesLists) == 0 {
+		r.levelOutputs(s, sc)
+	}
+	return sc
 }
 
 func (r *stmtRewriter) withClause(w *pg.WithClause, sc *scope) {
@@ -88,7 +131,12 @@ func (r *stmtRewriter) withClause(w *pg.WithClause, sc *scope) {
 		switch {
 		case sel != nil:
 			// A non-recursive CTE sees the ones before it, not itself.
-			r.selectStatement(sel, sc)
+			body := r.selectStatement(sel, sc)
+			renameOutputs(body, cte.Aliascolnames)
+			if sc.cteScopes == nil {
+				sc.cteScopes = map[string]*scope{}
+			}
+			sc.cteScopes[cte.Ctename] = body
 		case isDMLNode(cte.Ctequery):
 			// A data-modifying WITH item: the rules of its statement
 			// (dml.go); PostgreSQL allows it only at the top level.
@@ -99,7 +147,7 @@ func (r *stmtRewriter) withClause(w *pg.WithClause, sc *scope) {
 		}
 		sc.ctes[cte.Ctename] = true
 		if cte.SearchClause != nil || cte.CycleClause != nil {
-			r.exprs(sc, cte.SearchClause, cte.CycleClause)
+			r.withSite(siteOutput, func() { r.exprs(sc, cte.SearchClause, cte.CycleClause) })
 		}
 	}
 }
@@ -120,7 +168,7 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 			r.fail(errorf(CodeFeatureNotSupported, "TABLESAMPLE of this kind of FROM item is not supported"))
 			return
 		}
-		r.exprs(sc, v.RangeTableSample.Args, v.RangeTableSample.Repeatable)
+		r.withSite(siteUnknown, func() { r.exprs(sc, v.RangeTableSample.Args, v.RangeTableSample.Repeatable) })
 		if it := r.rangeVar(n, rv, v.RangeTableSample, sc); it != nil {
 			*out = append(*out, it)
 		}
@@ -135,11 +183,16 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 			r.fail(errorf(CodeFeatureNotSupported, "unsupported subquery in FROM"))
 			return
 		}
-		r.selectStatement(sel, inner)
-		*out = append(*out, &fromItem{visible: aliasName(sub.Alias)})
+		body := r.selectStatement(sel, inner)
+		if sub.Alias != nil {
+			renameOutputs(body, sub.Alias.Colnames)
+		}
+		*out = append(*out, &fromItem{visible: aliasName(sub.Alias), sub: body, at: r.barrier().level})
 	case *pg.Node_RangeFunction:
-		// Functions in FROM may refer to earlier FROM items (implicit LATERAL).
-		r.exprs(sc, v.RangeFunction.Functions)
+		// Functions in FROM may refer to earlier FROM items (implicit
+		// LATERAL); they are evaluated for rows those items return.
+		first := len(r.refs)
+		r.withSite(siteOutput, func() { r.exprs(sc, v.RangeFunction.Functions) })
 		name := aliasName(v.RangeFunction.Alias)
 		if name == "" && len(v.RangeFunction.Functions) > 0 {
 			if l := v.RangeFunction.Functions[0].GetList(); l != nil && len(l.Items) > 0 {
@@ -148,7 +201,7 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 				}
 			}
 		}
-		*out = append(*out, &fromItem{visible: name})
+		*out = append(*out, &fromItem{visible: name, contained: append([]*relRef(nil), r.refs[first:]...), at: r.barrier().level})
 	case *pg.Node_JoinExpr:
 		j := v.JoinExpr
 		var members []*fromItem
@@ -164,8 +217,9 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 		if r.err != nil {
 			return
 		}
+		noteJoin(j, members[:left], members[left:])
 		r.joinColumns(j, members[:left], members[left:])
-		r.exprs(withLeft(), j.Quals)
+		r.clause(withLeft(), &j.Quals, conjOn, j)
 		if j.Alias != nil {
 			*out = append(*out, &fromItem{visible: j.Alias.Aliasname, children: members})
 		} else {
@@ -175,8 +229,9 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 			}
 		}
 	case *pg.Node_RangeTableFunc, *pg.Node_JsonTable:
-		r.exprs(sc, n)
-		*out = append(*out, &fromItem{})
+		first := len(r.refs)
+		r.withSite(siteUnknown, func() { r.exprs(sc, n) })
+		*out = append(*out, &fromItem{contained: append([]*relRef(nil), r.refs[first:]...), at: r.barrier().level})
 	default:
 		r.fail(errorf(CodeFeatureNotSupported, "unsupported FROM item"))
 	}
@@ -213,30 +268,49 @@ func (r *stmtRewriter) checkNameConflicts(items []*fromItem) {
 	}
 }
 
-// joinColumns marks the columns a USING or NATURAL join compares.
+// joinColumns marks the columns a USING or NATURAL join compares, and
+// records the equalities for the barrier.
 func (r *stmtRewriter) joinColumns(j *pg.JoinExpr, left, right []*fromItem) {
+	if j.IsNatural || len(j.UsingClause) > 0 {
+		r.barrier().level.merged = true
+	}
 	if j.IsNatural {
+		opaque := len(opaqueItems(left)) > 0 || len(opaqueItems(right)) > 0
 		// NATURAL compares every common column; when a side is opaque we
 		// cannot know them, so every column of the known side counts.
 		lnames, lok := visibleColumnSet(left)
 		rnames, rok := visibleColumnSet(right)
+		names := map[string]bool{}
 		for _, side := range [][]*fromItem{left, right} {
 			for _, it := range side {
 				for name := range columnsOf(it) {
 					if (!lok || !rok) || (lnames[name] && rnames[name]) {
-						markColumn(it, name)
+						names[name] = true
 					}
 				}
 			}
+		}
+		for name := range names {
+			r.noteUsing(usingEq{left: r.markJoinColumn(left, name), right: r.markJoinColumn(right, name), opaque: opaque})
 		}
 		return
 	}
 	for _, u := range j.UsingClause {
 		name := strVal(u)
-		for _, it := range append(append([]*fromItem{}, left...), right...) {
-			markColumn(it, name)
-		}
+		opaque := len(opaqueItems(left)) > 0 || len(opaqueItems(right)) > 0
+		r.noteUsing(usingEq{left: r.markJoinColumn(left, name), right: r.markJoinColumn(right, name), opaque: opaque})
 	}
+}
+
+// markJoinColumn marks a column of one side of a join and returns the
+// governed columns marked.
+func (r *stmtRewriter) markJoinColumn(side []*fromItem, name string) []colHit {
+	hits := r.collecting()
+	for _, it := range side {
+		markColumn(it, name)
+	}
+	r.barrier().hits = nil
+	return *hits
 }
 
 func visibleColumnSet(items []*fromItem) (map[string]bool, bool) {
@@ -284,10 +358,16 @@ func columnsOf(it *fromItem) map[string]bool {
 func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.RangeTableSample, sc *scope) *fromItem {
 	if rv.Schemaname == "" && rv.Catalogname == "" && sc.hasCTE(rv.Relname) {
 		name := rv.Relname
+		body := sc.cteScope(rv.Relname)
 		if rv.Alias != nil {
 			name = rv.Alias.Aliasname
+			if body != nil && len(rv.Alias.Colnames) > 0 {
+				renamed := *body
+				renameOutputs(&renamed, rv.Alias.Colnames)
+				body = &renamed
+			}
 		}
-		return &fromItem{visible: name}
+		return &fromItem{visible: name, sub: body, unknown: body == nil, at: r.barrier().level}
 	}
 	rel := r.resolveRelation(rv)
 	if rel == nil {
@@ -301,7 +381,7 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 		rv.Catalogname = ""
 		r.changed = true
 	}
-	ref := &relRef{rel: rel, node: node, rv: rv, sample: sample, unaliased: rv.Alias == nil}
+	ref := &relRef{rel: rel, node: node, rv: rv, sample: sample, unaliased: rv.Alias == nil, st: r, level: r.barrier().level}
 	ref.visibleCols = make([]string, len(rel.Columns))
 	for i, c := range rel.Columns {
 		ref.visibleCols[i] = c.Name
@@ -337,9 +417,11 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 			r.fail(errorf(CodeFeatureNotSupported, "TABLESAMPLE cannot be applied to view %s.%s", rel.Schema, rel.Name))
 			return nil
 		}
+		first := len(r.refs)
 		ref.expanded = r.expandView(rel)
+		ref.inner = append([]*relRef(nil), r.refs[first:]...)
 	}
-	return &fromItem{visible: visible, ref: ref}
+	return &fromItem{visible: visible, ref: ref, at: r.barrier().level}
 }
 
 // maxViewDepth bounds views defined over views.

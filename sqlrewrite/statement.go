@@ -33,8 +33,9 @@ type stmtRewriter struct {
 	prep   *prepOverlay // SQL prepared statements of the text (prepare.go)
 
 	rels  map[uint32]*relPolicy // decisions per relation, computed once
-	views []View                // security-barrier views the statement reads
+	views []View                // views DML through a row filter writes to (dml.go)
 	refs  []*relRef             // governed relation references, in order of appearance
+	bar   *barrierState         // what the barrier decision needs (barrier.go)
 }
 
 // markConstDependent notes that the analysis of user SQL read a constant's

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
 )
 
 // Clients of the simple protocol (psql, pgbench -M simple, many ORMs)
@@ -157,6 +159,29 @@ func literalTemplate(sql string) (tmpl string, lits []string, ok bool) {
 	return b.String(), lits, true
 }
 
+// literalTypes are the types PostgreSQL gives the literals: an untyped
+// string is left unspecified (0), a number is integer, bigint or numeric
+// as it fits.
+func literalTypes(lits []string) []uint32 {
+	types := make([]uint32, len(lits))
+	for i, l := range lits {
+		switch {
+		case strings.HasPrefix(l, "'"):
+		case strings.ContainsAny(l, ".eE"):
+			types[i] = catalog.OIDNumeric
+		default:
+			if _, err := strconv.ParseInt(l, 10, 32); err == nil {
+				types[i] = catalog.OIDInt4
+			} else if _, err := strconv.ParseInt(l, 10, 64); err == nil {
+				types[i] = catalog.OIDInt8
+			} else {
+				types[i] = catalog.OIDNumeric
+			}
+		}
+	}
+	return types
+}
+
 // skipQuote returns the index after the quoted text starting at i (a
 // doubled quote stands for itself) and whether it was closed.
 func skipQuote(s string, i int, q byte) (int, bool) {
@@ -254,10 +279,18 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 	if !ok {
 		return nil, false
 	}
-	key.sql, key.template = tmpl, true
+	// The placeholders stand for literals of a type (integer, bigint,
+	// numeric, untyped string), which decides how the backend resolves an
+	// operator on them and so the barrier (barrier.go): the template is
+	// analysed with those types and keyed by them.
+	types := literalTypes(lits)
+	key.sql, key.template, key.paramTypes = tmpl, true, paramTypesKey(types)
 	t, ok := rw.templates.GetIfPresent(key)
 	if !ok {
-		res := rw.rewriteText(ctx, env, sess, tmpl, false)
+		tenv := *env
+		tenv.ParamTypes = types
+		res := rw.rewriteText(ctx, &tenv, sess, tmpl, false)
+		env.Catalog = tenv.Catalog
 		t = newTemplate(res, len(lits))
 		if res.volatile || res.constDependent {
 			t.usable = false

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
 )
 
 func TestLiteralTemplate(t *testing.T) {
@@ -188,5 +190,62 @@ func TestRepeatedTemplatedTextIsCachedByItsText(t *testing.T) {
 	other := rw.Rewrite(context.Background(), env, sess, "SELECT id, ssn, amount FROM sales.orders WHERE id = 43")
 	if _, ok := rw.cache.GetIfPresent(newCacheKey(env, sess, "SELECT id, ssn, amount FROM sales.orders WHERE id = 43")); ok || !other.fromTemplate {
 		t.Error("a text seen once must not be in the exact cache")
+	}
+}
+
+// A literal's type decides the barrier (an integer key against an integer
+// literal is leakproof, against a numeric one it is not), so a template
+// serves only statements whose literals have its literals' types.
+func TestTemplateKeepsLiteralTypes(t *testing.T) {
+	rw := New(Options{})
+	subj := testSubjects["bob"]
+	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
+	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, c := range []struct {
+		sql   string
+		guard bool
+	}{
+		{"SELECT id FROM sales.orders WHERE id = 5", false},
+		{"SELECT id FROM sales.orders WHERE id = 5.5", true},
+		{"SELECT id FROM sales.orders WHERE id = 6", false},
+		{"SELECT id FROM sales.orders WHERE id = 7.5", true},
+		{"SELECT id FROM sales.orders WHERE id = 30000000000", false},
+	} {
+		for i := 0; i < 3; i++ { // the second and third time from the template or the cache
+			res := rw.Rewrite(context.Background(), env, sess, c.sql)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if got := strings.Contains(res.SQL, "CASE WHEN region = 'US' THEN id = "); got != c.guard {
+				t.Errorf("%s (run %d): guarded %v, want %v:\n%s", c.sql, i, got, c.guard, res.SQL)
+			}
+		}
+	}
+}
+
+// Declared parameter types (Parse's parameter OIDs) decide the barrier as
+// a literal's type does, and are part of the cache key.
+func TestParamTypesDecideTheBarrier(t *testing.T) {
+	rw := New(Options{})
+	subj := testSubjects["bob"]
+	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
+	for _, c := range []struct {
+		types []uint32
+		guard bool
+	}{
+		{nil, false},
+		{[]uint32{catalog.OIDNumeric}, true},
+		{[]uint32{catalog.OIDInt8}, false},
+		{[]uint32{0}, false},
+		{[]uint32{catalog.OIDNumeric}, true},
+	} {
+		env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), ParamTypes: c.types}
+		res := rw.Rewrite(context.Background(), env, sess, "SELECT id FROM sales.orders WHERE id = $1")
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if got := strings.Contains(res.SQL, "THEN id = $1"); got != c.guard {
+			t.Errorf("parameter types %v: guarded %v, want %v:\n%s", c.types, got, c.guard, res.SQL)
+		}
 	}
 }

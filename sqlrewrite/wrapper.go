@@ -1,8 +1,6 @@
 package sqlrewrite
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -77,8 +75,10 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 	}
 	r.changed = true
 	if sel.WhereClause != nil {
-		r.barrierView(ref, sel, alias)
-		return
+		r.placeBarrier(ref, sel)
+		if r.err != nil {
+			return
+		}
 	}
 	ref.node.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
 		Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}},
@@ -137,46 +137,114 @@ func (r *stmtRewriter) stripQualifiedRefs(ref *relRef) bool {
 	return true
 }
 
-// View is a temporary security-barrier view a rewritten statement reads.
-// The session creates it on its backend connection (Create is idempotent)
-// before the statement is sent.
+// placeBarrier applies the barrier decision (barrier.go) to a filtered
+// wrapper: the unsafe conjuncts that read only this relation move inside
+// under a guard that evaluates them only where the filter holds; a fenced
+// wrapper gets OFFSET 0 and the safe conjuncts that read only it.
+func (r *stmtRewriter) placeBarrier(ref *relRef, sel *pg.SelectStmt) {
+	d := r.barrier().decided[ref]
+	if d == nil {
+		d = &barrierDecision{fence: true} // not decided: fail towards the fence
+	}
+	conds := []*pg.Node{sel.WhereClause}
+	for _, c := range d.guards {
+		moved := r.moveInto(ref, c)
+		filter := r.rowFilterWhere(ref)
+		if r.err != nil {
+			return
+		}
+		conds = append(conds, &pg.Node{Node: &pg.Node_CaseExpr{CaseExpr: &pg.CaseExpr{
+			Args:      []*pg.Node{{Node: &pg.Node_CaseWhen{CaseWhen: &pg.CaseWhen{Expr: filter, Result: moved, Location: -1}}}},
+			Defresult: boolConst(false),
+			Location:  -1,
+		}}})
+	}
+	for _, c := range d.pushed {
+		conds = append(conds, r.moveInto(ref, c))
+	}
+	if r.err != nil {
+		return
+	}
+	if len(conds) > 1 {
+		sel.WhereClause = pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, conds, -1)
+	}
+	if d.fence {
+		sel.LimitOffset = pg.MakeAConstIntNode(0, -1)
+	}
+}
+
+// moveInto rewrites a conjunct to stand inside ref's wrapper: each of its
+// column references (all of them ref's plain columns) becomes the
+// wrapper's expression for that column, so it sees the masked value as it
+// did outside. The conjunct's place outside is pruned afterwards
+// (pruneMoved).
+func (r *stmtRewriter) moveInto(ref *relRef, c *conjunct) *pg.Node {
+	for _, a := range c.cols {
+		expr, err := r.columnExpr(ref, a.col)
+		if err != nil {
+			r.fail(err)
+			return nil
+		}
+		a.node.Node = expr.Node
+	}
+	return &pg.Node{Node: c.node.Node}
+}
+
+// pruneMoved drops the conjuncts moved into wrappers from the clauses they
+// were in; an ON clause left empty becomes ON true.
+func (r *stmtRewriter) pruneMoved() {
+	b := r.bar
+	if b == nil || len(b.removed) == 0 {
+		return
+	}
+	done := map[**pg.Node]bool{}
+	for _, c := range b.conjuncts {
+		if !b.removed[c.node] || done[c.owner] {
+			continue
+		}
+		done[c.owner] = true
+		*c.owner = pruneAnd(*c.owner, b.removed)
+		if *c.owner == nil && c.kind == conjOn {
+			*c.owner = boolConst(true)
+		}
+	}
+}
+
+func pruneAnd(n *pg.Node, removed map[*pg.Node]bool) *pg.Node {
+	if removed[n] {
+		return nil
+	}
+	be := n.GetBoolExpr()
+	if be == nil || be.Boolop != pg.BoolExprType_AND_EXPR {
+		return n
+	}
+	var args []*pg.Node
+	for _, a := range be.Args {
+		if x := pruneAnd(a, removed); x != nil {
+			args = append(args, x)
+		}
+	}
+	switch len(args) {
+	case 0:
+		return nil
+	case 1:
+		return args[0]
+	}
+	be.Args = args
+	return n
+}
+
+func boolConst(v bool) *pg.Node {
+	return &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Boolval{Boolval: &pg.Boolean{Boolval: v}}, Location: -1}}}
+}
+
+// View is a temporary security-barrier view with CHECK OPTION that DML
+// through a row filter writes to (policy.dml-row-filter = "apply",
+// dml.go). The session creates it on its backend connection (Create is
+// idempotent) before the statement is sent. Reads never need one.
 type View struct {
 	Name   string // pg_temp.<Name>
 	Create string
-}
-
-// barrierView makes a filtered wrapper a temporary security_barrier view
-// instead of a subquery. A plain subquery is flattened into the user's
-// query, and PostgreSQL may then evaluate a user predicate such as
-// 1/(amount-900) > 0 on rows the filter removes — an error oracle. Over a
-// security-barrier view PostgreSQL evaluates below the filter only
-// predicates whose functions are all leakproof, so "id = 42" still uses an
-// index and nothing else sees a filtered-out row (DESIGN §6 "The barrier").
-// The view's name is a digest of its definition: equal wrappers (same
-// relation, masks and filter) share one view per backend session.
-func (r *stmtRewriter) barrierView(ref *relRef, sel *pg.SelectStmt, alias *pg.Alias) {
-	tree := &pg.ParseResult{Version: parseTreeVersion, Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}}}
-	body, err := pg.Deparse(tree)
-	if err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s: %v", ref.rel.Schema, ref.rel.Name, err))
-		return
-	}
-	if hasParam(sel) {
-		// A view cannot hold $n (TABLESAMPLE arguments are the only way in).
-		r.fail(errorf(CodeFeatureNotSupported, "parameters in TABLESAMPLE on %s.%s, which has a row filter for user %q, are not supported", ref.rel.Schema, ref.rel.Name, r.sess.Subject.User))
-		return
-	}
-	if _, err := pg.Parse(body); err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", ref.rel.Schema, ref.rel.Name))
-		return
-	}
-	sum := sha256.Sum256([]byte(body))
-	name := "pgranger_rf_" + hex.EncodeToString(sum[:10])
-	v := View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true) AS " + body}
-	r.addView(v)
-	ref.node.Node = &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
-		Schemaname: "pg_temp", Relname: name, Inh: true, Relpersistence: "p", Alias: alias, Location: -1,
-	}}
 }
 
 // parseTreeVersion is the parse-tree version Deparse expects of a tree
@@ -188,17 +256,6 @@ var parseTreeVersion = func() int32 {
 	}
 	return t.Version
 }()
-
-func hasParam(m *pg.SelectStmt) bool {
-	found := false
-	walkNodes(m, func(n *pg.Node) bool {
-		if n.GetParamRef() != nil {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
 
 // columnExpr is the wrapper's expression for column i: the column itself,
 // its mask, or a typed NULL for a column the user may not read.

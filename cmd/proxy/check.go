@@ -180,7 +180,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "result: allowed")
 	if len(res.Views) > 0 {
-		fmt.Fprintln(stdout, "temporary views (created on the backend session before the statement):")
+		fmt.Fprintln(stdout, "temporary views for DML through a row filter (created on the backend session before the statement):")
 		for _, v := range res.Views {
 			fmt.Fprintln(stdout, v.Create+";")
 		}

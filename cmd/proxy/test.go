@@ -604,8 +604,8 @@ func (s *decisionSuite) runSQL(c *caseDecl, at time.Time) caseResult {
 		return r
 	}
 	got := strings.TrimSpace(res.SQL)
-	// contains / not-contains also see the temporary security-barrier
-	// views a row-filtered relation becomes (created before the SQL).
+	// contains / not-contains also see the temporary views that DML
+	// through a row filter writes to (created before the SQL).
 	all := got
 	for _, v := range res.Views {
 		all = v.Create + ";\n" + all

@@ -34,6 +34,7 @@ type Cluster struct {
 	Port    int
 	BinDir  string
 	runAs   string // OS user that owns the data directory, "" = current user
+	maxConn int
 	stopped sync.Once
 }
 
@@ -93,17 +94,10 @@ func NewWith(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, BinDir: bin}
-	if os.Geteuid() == 0 {
-		c.runAs = "postgres"
-		if _, err := user.Lookup(c.runAs); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("running as root needs an OS user %q to own the cluster: %w", c.runAs, err)
-		}
-		if err := exec.Command("chown", c.runAs, dir).Run(); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("chown %s: %w", dir, err)
-		}
+	c := &Cluster{Dir: dir, BinDir: bin, maxConn: o.MaxConnections}
+	if err := c.own(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	pwfile := filepath.Join(dir, "pw")
 	if err := os.WriteFile(pwfile, []byte(SuperPassword+"\n"), 0o644); err != nil {
@@ -116,24 +110,74 @@ func NewWith(ctx context.Context, o Options) (*Cluster, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
+	if err := c.start(ctx, ""); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// own makes the cluster's directory belong to the OS user that runs the
+// server (postgres, when this process is root).
+func (c *Cluster) own() error {
+	if os.Geteuid() == 0 {
+		c.runAs = "postgres"
+		if _, err := user.Lookup(c.runAs); err != nil {
+			return fmt.Errorf("running as root needs an OS user %q to own the cluster: %w", c.runAs, err)
+		}
+		if err := exec.Command("chown", c.runAs, c.Dir).Run(); err != nil {
+			return fmt.Errorf("chown %s: %w", c.Dir, err)
+		}
+	}
+	return nil
+}
+
+// start starts the server in c.Dir/data on a free port (a few tries, since
+// a port found free may be taken before the server binds it).
+func (c *Cluster) start(ctx context.Context, extra string) error {
+	data := filepath.Join(c.Dir, "data")
 	for attempt := 0; ; attempt++ {
 		port, err := FreePort()
 		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+			return err
 		}
 		c.Port = port
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=%d", port, dir, o.MaxConnections)
-		out, err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=%d %s", port, c.Dir, c.maxConn, extra)
+		out, err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(c.Dir, "log"), "-w", "-t", "60", "start")
 		if err == nil {
-			return c, nil
+			return nil
 		}
 		if attempt >= 2 {
-			logTail, _ := os.ReadFile(filepath.Join(dir, "log"))
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, logTail)
+			logTail, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
+			return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, logTail)
 		}
 	}
+}
+
+// Standby starts a hot standby of c: a base backup streamed from c with
+// pg_basebackup -R (which writes the primary_conninfo and standby.signal
+// that make it follow c), started with hot_standby = on and c's
+// max_connections (a standby refuses to start with fewer).
+func (c *Cluster) Standby(ctx context.Context) (*Cluster, error) {
+	dir, err := os.MkdirTemp("", "pgranger-standby-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Cluster{Dir: dir, BinDir: c.BinDir, maxConn: c.maxConn}
+	if err := s.own(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	conninfo := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres password=%s", c.Port, SuperPassword)
+	if out, err := s.run(ctx, "pg_basebackup", "-d", conninfo, "-D", filepath.Join(dir, "data"), "-R", "-X", "stream", "-c", "fast", "--no-sync"); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("pg_basebackup: %v\n%s", err, out)
+	}
+	if err := s.start(ctx, "-c hot_standby=on"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
 }
 
 func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte, error) {

@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Reads need no DDL (docs/security.md "The barrier"): row-filtered tables
+// are read through subqueries, so every read works where the backend
+// cannot write — a hot standby, a service role whose transactions are
+// read-only, a read-only transaction. Each test runs the attack suite's
+// reads (masked bytes, filtered rows, denials, oracles) as bob.
+
+// readAttacks are the statements of the attack suite that write nothing
+// (their setup and cleanup only open transactions, declare cursors,
+// prepare statements or set settings).
+func readAttacks() []attack {
+	readOnly := func(stmts []string) bool {
+		for _, s := range stmts {
+			switch strings.ToUpper(strings.Fields(s)[0]) {
+			case "BEGIN", "COMMIT", "ROLLBACK", "DECLARE", "PREPARE", "DEALLOCATE", "SET", "RESET":
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	var out []attack
+	for _, a := range vaultAttacks() {
+		if a.check == nil && readOnly(a.setup) && readOnly(a.after) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// runReads runs readAttacks through p as bob, in both protocols, after
+// the given session setup.
+func runReads(t *testing.T, p *proxy, setup ...string) {
+	t.Helper()
+	var seen capture
+	conn := connectCapturing(t, p, "bob", &seen)
+	for _, s := range setup {
+		rows(t, conn, s, pgx.QueryExecModeSimpleProtocol)
+	}
+	attacks := readAttacks()
+	if len(attacks) < 60 {
+		t.Fatalf("only %d read statements in the attack suite", len(attacks))
+	}
+	for _, a := range attacks {
+		modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol}
+		if !a.simpleOnly && a.copyOut == nil && !strings.Contains(a.sql, ";") {
+			modes = append(modes, pgx.QueryExecModeExec)
+		}
+		for _, mode := range modes {
+			runAttack(t, conn, a, mode)
+		}
+	}
+	noSecrets(t, &seen, "xxxx-xxxx-xxxx-1234")
+	t.Logf("%d read statements", len(attacks))
+}
+
+// TestReadsOnHotStandby points pgranger at a streaming replica of the test
+// cluster (pg_basebackup -R, hot_standby = on).
+func TestReadsOnHotStandby(t *testing.T) {
+	requireCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	standby, err := cluster.Standby(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(standby.Stop)
+	direct, err := pgx.Connect(ctx, standby.SuperDSN("demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inRecovery bool
+	if err := direct.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil || !inRecovery {
+		t.Fatalf("the standby is not in recovery (%v, %v)", inRecovery, err)
+	}
+	direct.Close(ctx)
+	p := startProxy(t, proxyOptions{
+		policies: attackPolicies(t).bytes(t),
+		env:      map[string]string{"PGRANGER_BACKEND__DSN": standby.DSN("pgranger_svc", "pgranger_svc", "demo"), "PGRANGER_POLICY__ALLOW_DDL": "true"},
+	})
+	runReads(t, p)
+}
+
+// TestReadsWithReadOnlyServiceRole: the service role's transactions are
+// read-only (ALTER ROLE … SET default_transaction_read_only = on), as
+// docs/operations.md recommends for BI traffic.
+func TestReadsWithReadOnlyServiceRole(t *testing.T) {
+	requireCluster(t)
+	ctx := context.Background()
+	if err := cluster.Exec(ctx, "demo", `
+		CREATE ROLE pgranger_ro LOGIN PASSWORD 'pgranger_ro' IN ROLE pgranger_svc;
+		ALTER ROLE pgranger_ro SET default_transaction_read_only = on;`); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, proxyOptions{
+		policies: attackPolicies(t).bytes(t),
+		env:      map[string]string{"PGRANGER_BACKEND__DSN": cluster.DSN("pgranger_ro", "pgranger_ro", "demo"), "PGRANGER_POLICY__ALLOW_DDL": "true"},
+	})
+	conn := connect(t, p, "bob")
+	equalLines(t, "the backend session is read-only", rows(t, conn, "SHOW transaction_read_only"), []string{"on"})
+	runReads(t, p)
+}
+
+// TestReadsInReadOnlyTransactions: a session whose every transaction is
+// read-only, and explicit BEGIN READ ONLY blocks.
+func TestReadsInReadOnlyTransactions(t *testing.T) {
+	p := startProxy(t, proxyOptions{policies: attackPolicies(t).bytes(t), env: map[string]string{"PGRANGER_POLICY__ALLOW_DDL": "true"}})
+	runReads(t, p, "SET default_transaction_read_only = on")
+
+	conn := connect(t, p, "bob")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		rows(t, conn, "BEGIN READ ONLY", pgx.QueryExecModeSimpleProtocol)
+		equalLines(t, "masked and filtered", rows(t, conn, "SELECT id, card, pin FROM vault.accounts ORDER BY id", mode),
+			[]string{"1|xxxx-xxxx-xxxx-1234|NULL", "3|xxxx-xxxx-xxxx-5678|NULL"})
+		equalLines(t, "oracle", rows(t, conn, "SELECT id FROM vault.accounts WHERE 1/balance > 0 ORDER BY id", mode), []string{"1", "3"})
+		equalLines(t, "key lookup", rows(t, conn, "SELECT card FROM vault.accounts WHERE id = $1", mode, 3), []string{"xxxx-xxxx-xxxx-5678"})
+		rows(t, conn, "COMMIT", pgx.QueryExecModeSimpleProtocol)
+	}
+}

@@ -1,0 +1,101 @@
+-- case: plain: a point lookup by key stays a plain subquery (the index is used)
+SELECT id, ssn FROM sales.orders WHERE id = 42
+
+-- case: plain: parameters compare with the column's type
+SELECT id FROM sales.orders WHERE id = $1 AND region = $2
+
+-- case: plain: an IN list of integers
+SELECT id FROM sales.orders WHERE id IN (1, 2, 3)
+
+-- case: plain: a date range on untyped literals
+SELECT id FROM sales.orders WHERE order_date BETWEEN '2024-01-01' AND '2024-06-30'
+
+-- case: plain: a bigint literal against an integer key
+SELECT id FROM sales.orders WHERE id = 3000000000
+
+-- case: plain: an equality on a masked column compares the masked value
+SELECT id FROM sales.orders WHERE ssn = 'xxx-xx-1111'
+
+-- case: plain: a join on a text key with an ungoverned table
+SELECT o.id, r.name FROM sales.orders o JOIN sales.regions r ON r.region = o.region WHERE r.name = 'North America'
+
+-- case: plain: IN (SELECT …) becomes a semi-join on a leakproof equality
+SELECT o.id FROM sales.orders o WHERE o.region IN (SELECT region FROM sales.regions)
+
+-- case: plain: a leakproof predicate through a subquery in FROM
+SELECT s.id FROM (SELECT id, ssn FROM sales.orders) s WHERE s.id = 3
+
+-- case: plain: USING on columns of one type
+SELECT o.id FROM sales.orders o JOIN sales.regions USING (region)
+
+-- case: plain: a HAVING term with an aggregate is evaluated on groups
+SELECT region, count(*) FROM sales.orders GROUP BY region HAVING count(*) > 1
+
+-- case: plain: an uncorrelated scalar subquery of a known type is a parameter
+SELECT id FROM sales.orders WHERE id = (SELECT r.region FROM sales.regions r LIMIT 1)::int
+
+-- case: fence: a scalar subquery whose type pgranger does not infer
+SELECT id FROM sales.orders WHERE id = (SELECT max(id) FROM sales.regions, sales.orders)
+
+-- case: guard: a division that can fail moves inside under the filter
+SELECT id FROM sales.orders WHERE 1/(amount - 900) > 0
+
+-- case: guard: numeric comparison is not leakproof in PostgreSQL
+SELECT id FROM sales.orders WHERE amount > 1000
+
+-- case: guard: an integer literal against a numeric column
+SELECT id FROM sales.orders WHERE amount = 5
+
+-- case: guard: LIKE on a masked column sees the mask inside the wrapper
+SELECT id FROM sales.orders o WHERE o.ssn LIKE '%1'
+
+-- case: guard: the leakproof term stays outside, the leaky one moves
+SELECT id FROM sales.orders WHERE id = 3 AND lower(customer) = 'ada lovelace'
+
+-- case: guard: a cast that can fail
+SELECT id FROM sales.orders WHERE customer::int > 0
+
+-- case: guard: an ON term on the null-extended side of a LEFT JOIN
+SELECT r.name, o.id FROM sales.regions r LEFT JOIN sales.orders o ON o.region = r.region AND o.amount > 100
+
+-- case: guard: in an inner join's ON
+SELECT o.id FROM sales.orders o JOIN sales.regions r ON r.region = o.region AND o.amount > 100
+
+-- case: guard: inside a sublink's own level
+SELECT r.name FROM sales.regions r WHERE r.region IN (SELECT o.region FROM sales.orders o WHERE o.amount > 100)
+
+-- case: guard: two references to one table, each with its own guard
+SELECT a.id FROM sales.orders a JOIN sales.orders b ON a.id = b.id WHERE a.amount > 1 AND b.amount < 2
+
+-- case: fence: a leaky join condition reads two FROM items; the key lookup moves into the fence
+SELECT o.id FROM sales.orders o JOIN generate_series(0, 0) g ON 1/(o.amount + g) > 0 WHERE o.id = 3
+
+-- case: fence: an ON term on the preserved side of a LEFT JOIN cannot move
+SELECT o.id, r.name FROM sales.orders o LEFT JOIN sales.regions r ON r.region = o.region AND o.amount > 100
+
+-- case: fence: a WHERE term on the null-extended side cannot move
+SELECT r.name FROM sales.regions r LEFT JOIN sales.orders o ON o.region = r.region WHERE o.amount > 100
+
+-- case: fence: a correlated EXISTS could run per row of the table
+SELECT o.id FROM sales.orders o WHERE EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = o.region)
+
+-- case: fence: a leaky predicate through a subquery in FROM
+SELECT s.id FROM (SELECT id, amount FROM sales.orders) s WHERE s.amount > 100
+
+-- case: fence: an equality links a leaky expression to the table's class
+SELECT o.id FROM sales.orders o JOIN sales.regions r ON r.region = o.region WHERE r.region = lower(r.name)
+
+-- case: fence: a column-free volatile predicate runs per row
+SELECT id FROM sales.orders WHERE random() < 0.5
+
+-- case: fence: a HAVING term without aggregate becomes a WHERE term
+SELECT amount FROM sales.orders GROUP BY amount HAVING 1/(amount - 900) > 0
+
+-- case: fence: OR with a leaky term on two tables
+SELECT o.id FROM sales.orders o, sales.regions r WHERE o.amount > 1 OR r.name = 'x'
+
+-- case: fence: UPDATE … FROM reads the filtered table at a place pgranger does not model
+UPDATE sales.regions r SET name = 'x' FROM sales.orders o WHERE o.region = r.region AND o.id = 1
+
+-- case: masks only: no row filter, no barrier
+SELECT id FROM hr.employees WHERE 1/(id - 2) > 0
