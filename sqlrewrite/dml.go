@@ -500,7 +500,9 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 	}
 	sum := sha256.Sum256([]byte("dml\x00" + body))
 	name := "pgranger_dml_" + hex.EncodeToString(sum[:10])
-	r.addView(View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true, check_option = cascaded) AS " + body})
+	v := View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true, check_option = cascaded) AS " + body}
+	v.Table, v.Attnums = viewOrigins(ref, sel)
+	r.addView(v)
 	alias := ref.rv.Alias
 	if alias == nil {
 		alias = &pg.Alias{Aliasname: rel.Name}
@@ -511,6 +513,31 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 	rv := ref.rv
 	rv.Schemaname, rv.Relname, rv.Catalogname, rv.Inh, rv.Alias = "pg_temp", name, "", true, alias
 	r.changed = true
+}
+
+// viewOrigins are View.Table and View.Attnums of a view over ref whose
+// SELECT is sel: one target per column of ref.rel, in order, which is
+// the column itself when it is the bare column under its own name and
+// computed otherwise (a mask, a typed NULL). A view read through its
+// definition (ref.expanded) has no table to report.
+func viewOrigins(ref *relRef, sel *pg.SelectStmt) (uint32, []int16) {
+	attnums := make([]int16, len(sel.TargetList))
+	if ref.expanded != nil {
+		return 0, attnums
+	}
+	for i, t := range sel.TargetList {
+		if i >= len(ref.rel.Columns) {
+			break
+		}
+		col := ref.rel.Columns[i]
+		rt := t.GetResTarget()
+		cr := rt.GetVal().GetColumnRef()
+		if cr == nil || len(cr.Fields) != 1 || strVal(cr.Fields[0]) != col.Name || rt.Name != "" && rt.Name != col.Name {
+			continue
+		}
+		attnums[i] = col.Num
+	}
+	return ref.rel.OID, attnums
 }
 
 func (r *stmtRewriter) addView(v View) {

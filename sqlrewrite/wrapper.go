@@ -143,6 +143,14 @@ func (r *stmtRewriter) stripQualifiedRefs(ref *relRef) bool {
 type View struct {
 	Name   string // pg_temp.<Name>
 	Create string
+	// Table and Attnums are what the view's result columns stand for, so
+	// that the session can report them as a direct connection would
+	// (RowDescription's table OID and column number): the governed
+	// table's OID (0 when the view reads no single catalog relation) and,
+	// per view column, the table's attnum when the column is the table's
+	// own column unchanged, 0 when it is computed (masked, a typed NULL).
+	Table   uint32
+	Attnums []int16
 }
 
 // barrierView makes a filtered wrapper a temporary security_barrier view
@@ -173,6 +181,7 @@ func (r *stmtRewriter) barrierView(ref *relRef, sel *pg.SelectStmt, alias *pg.Al
 	sum := sha256.Sum256([]byte(body))
 	name := "pgranger_rf_" + hex.EncodeToString(sum[:10])
 	v := View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true) AS " + body}
+	v.Table, v.Attnums = viewOrigins(ref, sel)
 	r.addView(v)
 	ref.node.Node = &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
 		Schemaname: "pg_temp", Relname: name, Inh: true, Relpersistence: "p", Alias: alias, Location: -1,
