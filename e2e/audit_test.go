@@ -14,12 +14,16 @@ import (
 )
 
 // One JSON line per statement, with Ranger's audit field names, for an
-// allowed masked read and a denial; never the statement's text.
+// allowed masked read and denials (of a column, a table write, a udf),
+// each naming the resource, access and policy that decided; never the
+// statement's text.
 func TestAuditRecords(t *testing.T) {
 	p := startProxy(t, proxyOptions{})
 	conn := connect(t, p, "bob")
 	rows(t, conn, "SELECT ssn FROM sales.orders WHERE customer = 'Ada Lovelace'", pgx.QueryExecModeSimpleProtocol)
 	tryRows(conn, "SELECT salary FROM hr.employees", pgx.QueryExecModeSimpleProtocol)
+	tryRows(conn, "INSERT INTO sales.orders (id) VALUES (999)", pgx.QueryExecModeSimpleProtocol)
+	tryRows(conn, "SELECT public.no_such_udf(1)", pgx.QueryExecModeSimpleProtocol)
 
 	var recs []map[string]any
 	eventually(t, 5*time.Second, func() string {
@@ -31,15 +35,15 @@ func TestAuditRecords(t *testing.T) {
 				recs = append(recs, m)
 			}
 		}
-		if len(recs) < 2 {
-			return "want two audit records, got: " + string(data)
+		if len(recs) < 4 {
+			return "want four audit records, got: " + string(data)
 		}
 		if strings.Contains(string(data), "Ada Lovelace") {
 			t.Fatalf("the audit log contains a statement literal:\n%s", data)
 		}
 		return ""
 	})
-	allowed, denied := recs[len(recs)-2], recs[len(recs)-1]
+	allowed, denied := recs[len(recs)-4], recs[len(recs)-3]
 	for k, want := range map[string]any{"reqUser": "bob", "repo": "demo_hive", "repoType": 3.0, "resource": "sales/orders/customer,ssn",
 		"resType": "@column", "access": "select", "action": "SELECT", "result": 1.0, "policy": 1.0, "enforcer": "ranger-acl",
 		"agent": "pgranger", "cliIP": "127.0.0.1", "cluster": "demo"} {
@@ -60,6 +64,17 @@ func TestAuditRecords(t *testing.T) {
 	}
 	if fp, _ := denied["fingerprint"].(string); fp == "" {
 		t.Errorf("denied record has no fingerprint: %v", denied)
+	}
+	// No policy grants bob update: policy 0.
+	for k, want := range map[string]any{"action": "INSERT", "result": 0.0, "resource": "sales/orders", "resType": "@table", "access": "update", "policy": 0.0} {
+		if recs[len(recs)-2][k] != want {
+			t.Errorf("denied write record %s = %v, want %v (%v)", k, recs[len(recs)-2][k], want, recs[len(recs)-2])
+		}
+	}
+	for k, want := range map[string]any{"action": "SELECT", "result": 0.0, "resource": "public/no_such_udf", "resType": "@udf", "access": "select", "policy": 0.0} {
+		if recs[len(recs)-1][k] != want {
+			t.Errorf("denied udf record %s = %v, want %v (%v)", k, recs[len(recs)-1][k], want, recs[len(recs)-1])
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -529,11 +528,6 @@ func (s *session) auditBase(res *sqlrewrite.Result, eng *policy.Engine, at time.
 	return r
 }
 
-// deniedResource reads the Detail of an access denial: "Ranger resource
-// database=hr, table=employees, column=salary: denied by policy 3" (or
-// "…: no policy grants select").
-var deniedResource = regexp.MustCompile(`^Ranger resource database=(.+?), table=(.+?)(?:, column=(.+?))?(?:: (?:denied by policy (\d+)|.*))?$`)
-
 // audit records a denial at once (nothing of the text runs) and counts
 // it. Allowed texts are recorded, one record per statement and governed
 // relation, when they complete (track, bindRun).
@@ -565,13 +559,10 @@ func (s *session) audit(res *sqlrewrite.Result) {
 			r.Resource, r.Access, r.ResType = u.Database+"/"+u.Table, u.Access, "@table"
 		}
 	}
-	if m := deniedResource.FindStringSubmatch(res.Err.Detail); m != nil {
-		// The denial names the resource and the deciding policy.
-		r.Resource, r.ResType = m[1]+"/"+m[2], "@table"
-		if m[3] != "" {
-			r.Resource, r.ResType = r.Resource+"/"+m[3], "@column"
-		}
-		r.Policy, _ = strconv.ParseInt(m[4], 10, 64)
+	if d := res.Err.Denied; d != nil {
+		// The denial names the resource, the access and the deciding policy.
+		r.Resource, r.ResType = deniedResource(d)
+		r.Access, r.Policy = d.Access, d.PolicyID
 		ids = append(ids, []int64{r.Policy})
 	}
 	if eng != nil && !eng.Audited(true, ids...) {
@@ -579,6 +570,18 @@ func (s *session) audit(res *sqlrewrite.Result) {
 	}
 	r.Reason = auditReason(res.Err)
 	log.Log(&r)
+}
+
+// deniedResource is the audit record's resource and resource type of a
+// denial, in Ranger's notation: database/table[/column] or database/udf.
+func deniedResource(d *sqlrewrite.Denial) (resource, resType string) {
+	switch {
+	case d.UDF != "":
+		return d.Database + "/" + d.UDF, "@udf"
+	case d.Column != "":
+		return d.Database + "/" + d.Table + "/" + d.Column, "@column"
+	}
+	return d.Database + "/" + d.Table, "@table"
 }
 
 // auditReason is the denial's message, except where it may quote the

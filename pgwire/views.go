@@ -7,9 +7,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -154,55 +152,6 @@ func (vs *viewSet) mapOrigins(body []byte) {
 	}
 }
 
-// originOf works out what the columns of a view pgranger creates stand
-// for, from its CREATE statement (sqlrewrite's wrapper: one FROM item, the
-// governed relation, and one target per column of it, the bare column
-// when it is not masked).
-func originOf(create string, snap *catalog.Snapshot) *viewOrigin {
-	o := &viewOrigin{}
-	tree, err := pg.Parse(create)
-	if err != nil || len(tree.Stmts) != 1 {
-		return o
-	}
-	vs := tree.Stmts[0].GetStmt().GetViewStmt()
-	sel := vs.GetQuery().GetSelectStmt()
-	if sel == nil {
-		return o
-	}
-	o.attnums = make([]int16, len(sel.TargetList))
-	if len(sel.FromClause) != 1 || snap == nil {
-		return o
-	}
-	from := sel.FromClause[0]
-	if ts := from.GetRangeTableSample(); ts != nil {
-		from = ts.Relation
-	}
-	rv := from.GetRangeVar()
-	if rv == nil || rv.Schemaname == "" {
-		return o
-	}
-	rel, ok := snap.Lookup(rv.Schemaname, rv.Relname)
-	if !ok {
-		return o
-	}
-	o.table = rel.OID
-	for i, t := range sel.TargetList {
-		rt := t.GetResTarget()
-		cr := rt.GetVal().GetColumnRef()
-		if cr == nil || len(cr.Fields) == 0 {
-			continue
-		}
-		name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
-		if name == "" || (rt.Name != "" && rt.Name != name) {
-			continue
-		}
-		if col, ok := rel.Column(name); ok {
-			o.attnums[i] = col.Num
-		}
-	}
-	return o
-}
-
 // parseOIDRow reads the one-column text DataRow answering viewOIDQuery.
 func parseOIDRow(body []byte) uint32 {
 	var dr pgproto3.DataRow
@@ -288,7 +237,7 @@ func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
 	}
 	w := s.bc.w
 	for _, v := range missing {
-		origin := originOf(v.Create, s.cat.Current())
+		origin := &viewOrigin{table: v.Table, attnums: v.Attnums}
 		// Closed first as well: a creation that failed midway (the rest
 		// of its pipeline skipped) may have left them behind.
 		s.queue.push(&pending{kind: 'C', swallow: true})

@@ -7,49 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
-
-func ordersSnapshot() *catalog.Snapshot {
-	return catalog.Static(1, []*catalog.Relation{{
-		OID: 16390, Schema: "sales", Name: "orders", Kind: 'r',
-		// A dropped column once stood between customer and ssn: attnums
-		// are not positions.
-		Columns: []catalog.Column{{Name: "id", Num: 1}, {Name: "customer", Num: 2}, {Name: "ssn", Num: 4}, {Name: "amount", Num: 5}},
-	}}, nil)
-}
-
-// The view sqlrewrite creates for a row-filtered table reports, per result
-// column, the table's column when it is the bare column and nothing when
-// it is masked.
-func TestOriginOf(t *testing.T) {
-	snap := ordersSnapshot()
-	cases := []struct {
-		create string
-		want   viewOrigin
-	}{
-		{`CREATE OR REPLACE VIEW pg_temp.pgranger_rf_1 WITH (security_barrier = true) AS SELECT id, customer, regexp_replace(ssn, '\d', 'x', 'g') AS ssn, amount FROM sales.orders WHERE region = 'US'`,
-			viewOrigin{table: 16390, attnums: []int16{1, 2, 0, 5}}},
-		{`CREATE OR REPLACE VIEW pg_temp.pgranger_rf_2 WITH (security_barrier = true) AS SELECT id, NULL::text AS customer, ssn, NULL::numeric(12,2) AS amount FROM ONLY sales.orders TABLESAMPLE bernoulli (50) WHERE region = 'EU'`,
-			viewOrigin{table: 16390, attnums: []int16{1, 0, 4, 0}}},
-		// A column renamed by the wrapper is not the column.
-		{`CREATE OR REPLACE VIEW pg_temp.pgranger_rf_3 WITH (security_barrier = true) AS SELECT id AS customer FROM sales.orders WHERE true`,
-			viewOrigin{table: 16390, attnums: []int16{0}}},
-		// A view read through its definition, or an unknown relation:
-		// no single table to report.
-		{`CREATE OR REPLACE VIEW pg_temp.pgranger_rf_4 WITH (security_barrier = true) AS SELECT id FROM (SELECT id FROM sales.orders) orders_view WHERE id > 1`,
-			viewOrigin{attnums: []int16{0}}},
-		{`CREATE OR REPLACE VIEW pg_temp.pgranger_rf_5 WITH (security_barrier = true) AS SELECT id FROM sales.missing WHERE id > 1`,
-			viewOrigin{attnums: []int16{0}}},
-		{`not sql`, viewOrigin{}},
-	}
-	for _, c := range cases {
-		if got := originOf(c.create, snap); !reflect.DeepEqual(*got, c.want) {
-			t.Errorf("originOf(%s) = %+v, want %+v", c.create, *got, c.want)
-		}
-	}
-}
 
 func TestMapOrigins(t *testing.T) {
 	var vs viewSet

@@ -1,8 +1,6 @@
 package sqlrewrite
 
 import (
-	"fmt"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
@@ -117,11 +115,8 @@ func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 	r.governed = true
 	res := policy.Resource{Database: r.rangerDatabase(rv.Schemaname), Table: rv.Relname}
 	if d := r.env.Policy.Engine.Access(r.sess.Subject, res, "create", r.env.Now); !d.Allowed && !r.env.Policy.Engine.IsSuperUser(r.sess.Subject) {
-		r.fail(&Error{
-			Code:    CodeInsufficientPrivilege,
-			Message: fmt.Sprintf("pgranger: permission denied: user %q has no create access to table %s.%s (%s)", user, rv.Schemaname, rv.Relname, kind),
-			Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s: %s", res.Database, res.Table, decisionText(d, "create")),
-		})
+		r.fail(accessDenied(denial(res, "create", d),
+			"permission denied: user %q has no create access to table %s.%s (%s)", user, rv.Schemaname, rv.Relname, kind))
 		return false
 	}
 	return true
@@ -235,7 +230,9 @@ func (r *stmtRewriter) createTable(c *pg.CreateStmt) {
 			if !rel.IsSystem() {
 				if p := r.relationPolicy(rel); p != nil && !p.super {
 					if d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now); !d.Allowed {
-						r.fail(denyf("permission denied: user %q has no select access to table %s.%s (CREATE TABLE … LIKE)", user, rel.Schema, rel.Name))
+						e := denyf("permission denied: user %q has no select access to table %s.%s (CREATE TABLE … LIKE)", user, rel.Schema, rel.Name)
+						e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: "select", PolicyID: d.PolicyID}
+						r.fail(e)
 						return
 					}
 				}
@@ -331,14 +328,18 @@ func (r *stmtRewriter) foreignKey(c *pg.Constraint) {
 	cols := nameList(c.PkAttrs)
 	if len(cols) == 0 {
 		if d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now); !d.Allowed {
-			r.fail(denyf("permission denied: user %q has no select access to table %s.%s (foreign key)", user, rel.Schema, rel.Name))
+			e := denyf("permission denied: user %q has no select access to table %s.%s (foreign key)", user, rel.Schema, rel.Name)
+			e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: "select", PolicyID: d.PolicyID}
+			r.fail(e)
 		}
 		return
 	}
 	for _, name := range cols {
 		for i, col := range rel.Columns {
 			if col.Name == name && !p.colAccess[i].Allowed {
-				r.fail(denyf("permission denied: user %q has no select access to column %s.%s.%s (foreign key)", user, rel.Schema, rel.Name, name))
+				e := denyf("permission denied: user %q has no select access to column %s.%s.%s (foreign key)", user, rel.Schema, rel.Name, name)
+				e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Column: name, Access: "select", PolicyID: p.colAccess[i].PolicyID}
+				r.fail(e)
 				return
 			}
 		}
@@ -488,11 +489,8 @@ func (r *stmtRewriter) missingRelationAccess(rv *pg.RangeVar, kind, access strin
 	for _, s := range schemas {
 		res := policy.Resource{Database: r.rangerDatabase(s), Table: rv.Relname}
 		if d := eng.Access(r.sess.Subject, res, access, r.env.Now); !d.Allowed {
-			r.fail(&Error{
-				Code:    CodeInsufficientPrivilege,
-				Message: fmt.Sprintf("pgranger: permission denied: user %q has no %s access to table %s.%s (%s)", r.sess.Subject.User, access, s, rv.Relname, kind),
-				Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s: %s", res.Database, res.Table, decisionText(d, access)),
-			})
+			r.fail(accessDenied(denial(res, access, d),
+				"permission denied: user %q has no %s access to table %s.%s (%s)", r.sess.Subject.User, access, s, rv.Relname, kind))
 			return false
 		}
 	}

@@ -333,12 +333,10 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	eng := r.env.Policy.Engine
 	for _, i := range ref.readColumns() {
 		if d := p.colAccess[i]; !d.Allowed {
-			col := ref.rel.Columns[i].Name
-			r.fail(&Error{
-				Code:    CodeInsufficientPrivilege,
-				Message: fmt.Sprintf("pgranger: permission denied: user %q has no select access to column %s.%s.%s", user, ref.rel.Schema, ref.rel.Name, col),
-				Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s, column=%s: %s", p.resource.Database, p.resource.Table, col, decisionText(d, "select")),
-			})
+			cr := p.resource
+			cr.Column = ref.rel.Columns[i].Name
+			r.fail(accessDenied(denial(cr, "select", d),
+				"permission denied: user %q has no select access to column %s.%s.%s", user, ref.rel.Schema, ref.rel.Name, cr.Column))
 			return
 		}
 	}
@@ -348,11 +346,8 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	}
 	t.table = eng.Access(r.sess.Subject, p.resource, access, r.env.Now)
 	if !t.table.Allowed {
-		r.fail(&Error{
-			Code:    CodeInsufficientPrivilege,
-			Message: fmt.Sprintf("pgranger: permission denied: user %q has no %s access to table %s.%s (%s)", user, access, ref.rel.Schema, ref.rel.Name, t.kind),
-			Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s: %s", p.resource.Database, p.resource.Table, decisionText(t.table, access)),
-		})
+		r.fail(accessDenied(denial(p.resource, access, t.table),
+			"permission denied: user %q has no %s access to table %s.%s (%s)", user, access, ref.rel.Schema, ref.rel.Name, t.kind))
 		return
 	}
 	t.columns = map[int]policy.Decision{}
@@ -362,11 +357,8 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 		d := eng.Access(r.sess.Subject, cr, "update", r.env.Now)
 		t.columns[i] = d
 		if !d.Allowed {
-			r.fail(&Error{
-				Code:    CodeInsufficientPrivilege,
-				Message: fmt.Sprintf("pgranger: permission denied: user %q has no update access to column %s.%s.%s (%s)", user, ref.rel.Schema, ref.rel.Name, cr.Column, t.kind),
-				Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s, column=%s: %s", p.resource.Database, p.resource.Table, cr.Column, decisionText(d, "update")),
-			})
+			r.fail(accessDenied(denial(cr, "update", d),
+				"permission denied: user %q has no update access to column %s.%s.%s (%s)", user, ref.rel.Schema, ref.rel.Name, cr.Column, t.kind))
 			return
 		}
 	}
@@ -394,6 +386,9 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 			Code:    CodeInsufficientPrivilege,
 			Message: fmt.Sprintf("pgranger: permission denied: %s on %s.%s is not allowed for user %q: %s to it for this user%s", t.kind, ref.rel.Schema, ref.rel.Name, user, what, why),
 			Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s", p.resource.Database, p.resource.Table),
+			// Access to the table is granted; its row filter or masks
+			// deny the write, so no access policy decided.
+			Denied: &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: access},
 		})
 	}
 	switch {
@@ -505,7 +500,9 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 	}
 	sum := sha256.Sum256([]byte("dml\x00" + body))
 	name := "pgranger_dml_" + hex.EncodeToString(sum[:10])
-	r.addView(View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true, check_option = cascaded) AS " + body})
+	v := View{Name: name, Create: "CREATE OR REPLACE VIEW pg_temp." + name + " WITH (security_barrier = true, check_option = cascaded) AS " + body}
+	v.Table, v.Attnums = viewOrigins(ref, sel)
+	r.addView(v)
 	alias := ref.rv.Alias
 	if alias == nil {
 		alias = &pg.Alias{Aliasname: rel.Name}
@@ -516,6 +513,31 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 	rv := ref.rv
 	rv.Schemaname, rv.Relname, rv.Catalogname, rv.Inh, rv.Alias = "pg_temp", name, "", true, alias
 	r.changed = true
+}
+
+// viewOrigins are View.Table and View.Attnums of a view over ref whose
+// SELECT is sel: one target per column of ref.rel, in order, which is
+// the column itself when it is the bare column under its own name and
+// computed otherwise (a mask, a typed NULL). A view read through its
+// definition (ref.expanded) has no table to report.
+func viewOrigins(ref *relRef, sel *pg.SelectStmt) (uint32, []int16) {
+	attnums := make([]int16, len(sel.TargetList))
+	if ref.expanded != nil {
+		return 0, attnums
+	}
+	for i, t := range sel.TargetList {
+		if i >= len(ref.rel.Columns) {
+			break
+		}
+		col := ref.rel.Columns[i]
+		rt := t.GetResTarget()
+		cr := rt.GetVal().GetColumnRef()
+		if cr == nil || len(cr.Fields) != 1 || strVal(cr.Fields[0]) != col.Name || rt.Name != "" && rt.Name != col.Name {
+			continue
+		}
+		attnums[i] = col.Num
+	}
+	return ref.rel.OID, attnums
 }
 
 func (r *stmtRewriter) addView(v View) {

@@ -1,6 +1,11 @@
 package sqlrewrite
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/pgranger/pgranger/policy"
+)
 
 // SQLSTATE codes the rewriter returns.
 const (
@@ -21,9 +26,61 @@ type Error struct {
 	Detail   string
 	Hint     string
 	Position int32 // 1-based character offset into the statement text, 0 = none
+	// Denied is set when the refusal is Ranger's answer about one
+	// resource: what the text of Message and Detail says, as data for
+	// the audit record (nil for every other refusal).
+	Denied *Denial
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Denial is the access request a denial answers: the Ranger resource (a
+// table or a column of one, or a udf), the access type and the policy
+// that decided.
+type Denial struct {
+	Database string
+	Table    string // "" for a udf
+	Column   string // "" = a table-level request
+	UDF      string // set instead of Table for a udf
+	Access   string // Ranger's access type: "select", "update", "create", …
+	PolicyID int64  // the deciding policy; 0 = none decided (no policy grants the access)
+}
+
+// denial is the Denial of a request on res decided by d.
+func denial(res policy.Resource, access string, d policy.Decision) Denial {
+	return Denial{Database: res.Database, Table: res.Table, Column: res.Column, Access: access, PolicyID: d.PolicyID}
+}
+
+// resourceText is the Ranger resource as the Detail of a denial names it.
+func (d *Denial) resourceText() string {
+	if d.UDF != "" {
+		return "Ranger resource database=" + d.Database + ", udf=" + d.UDF
+	}
+	s := "Ranger resource database=" + d.Database + ", table=" + d.Table
+	if d.Column != "" {
+		s += ", column=" + d.Column
+	}
+	return s
+}
+
+// decisionText is why the request was denied.
+func (d *Denial) decisionText() string {
+	if d.PolicyID > 0 {
+		return "denied by policy " + strconv.FormatInt(d.PolicyID, 10)
+	}
+	return "no policy grants " + d.Access
+}
+
+// accessDenied is Ranger's denial of d: the client's message, a Detail
+// naming the resource and what decided, and d itself.
+func accessDenied(d Denial, format string, args ...any) *Error {
+	return &Error{
+		Code:    CodeInsufficientPrivilege,
+		Message: "pgranger: " + fmt.Sprintf(format, args...),
+		Detail:  d.resourceText() + ": " + d.decisionText(),
+		Denied:  &d,
+	}
+}
 
 func denyf(format string, args ...any) *Error {
 	return &Error{Code: CodeInsufficientPrivilege, Message: "pgranger: " + fmt.Sprintf(format, args...)}

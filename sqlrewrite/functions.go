@@ -1,7 +1,6 @@
 package sqlrewrite
 
 import (
-	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -231,12 +230,10 @@ func (r *stmtRewriter) checkUDF(schemas []string, name string) {
 			if len(schemas) > 1 {
 				hint = "Qualify the call with the function's schema: unqualified, it needs udf access in every schema of the search_path."
 			}
-			r.fail(&Error{
-				Code:    CodeInsufficientPrivilege,
-				Message: fmt.Sprintf("pgranger: permission denied: user %q has no select access to udf %s.%s", user, schema, name),
-				Detail:  fmt.Sprintf("Ranger resource database=%s, udf=%s: %s", db, name, decisionText(d, "select")),
-				Hint:    hint,
-			})
+			e := accessDenied(Denial{Database: db, UDF: name, Access: "select", PolicyID: d.PolicyID},
+				"permission denied: user %q has no select access to udf %s.%s", user, schema, name)
+			e.Hint = hint
+			r.fail(e)
 			return
 		}
 	}

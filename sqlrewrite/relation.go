@@ -1,7 +1,6 @@
 package sqlrewrite
 
 import (
-	"fmt"
 	"sort"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -321,30 +320,18 @@ func (r *stmtRewriter) checkAccess(ref *relRef) *Error {
 		// is a table-level request, as Hive makes it.
 		d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now)
 		if !d.Allowed {
-			return &Error{
-				Code:    CodeInsufficientPrivilege,
-				Message: fmt.Sprintf("pgranger: permission denied: user %q has no select access to table %s.%s", user, ref.rel.Schema, ref.rel.Name),
-				Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s: %s", p.resource.Database, p.resource.Table, decisionText(d, "select")),
-			}
+			return accessDenied(denial(p.resource, "select", d),
+				"permission denied: user %q has no select access to table %s.%s", user, ref.rel.Schema, ref.rel.Name)
 		}
 		return nil
 	}
 	for _, i := range cols {
 		if d := p.colAccess[i]; !d.Allowed {
-			col := ref.rel.Columns[i].Name
-			return &Error{
-				Code:    CodeInsufficientPrivilege,
-				Message: fmt.Sprintf("pgranger: permission denied: user %q has no select access to column %s.%s.%s", user, ref.rel.Schema, ref.rel.Name, col),
-				Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s, column=%s: %s", p.resource.Database, p.resource.Table, col, decisionText(d, "select")),
-			}
+			cr := p.resource
+			cr.Column = ref.rel.Columns[i].Name
+			return accessDenied(denial(cr, "select", d),
+				"permission denied: user %q has no select access to column %s.%s.%s", user, ref.rel.Schema, ref.rel.Name, cr.Column)
 		}
 	}
 	return nil
-}
-
-func decisionText(d policy.Decision, access string) string {
-	if d.PolicyID > 0 {
-		return fmt.Sprintf("denied by policy %d", d.PolicyID)
-	}
-	return "no policy grants " + access
 }

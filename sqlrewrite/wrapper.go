@@ -245,6 +245,14 @@ func boolConst(v bool) *pg.Node {
 type View struct {
 	Name   string // pg_temp.<Name>
 	Create string
+	// Table and Attnums are what the view's result columns stand for, so
+	// that the session can report them as a direct connection would
+	// (RowDescription's table OID and column number): the governed
+	// table's OID (0 when the view reads no single catalog relation) and,
+	// per view column, the table's attnum when the column is the table's
+	// own column unchanged, 0 when it is computed (masked, a typed NULL).
+	Table   uint32
+	Attnums []int16
 }
 
 // parseTreeVersion is the parse-tree version Deparse expects of a tree
