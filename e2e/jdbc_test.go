@@ -145,6 +145,31 @@ func TestJDBCMetadata(t *testing.T) {
 	}
 }
 
+// JDBC's setReadOnly(true) with auto-commit off opens each transaction
+// READ ONLY: row-filtered reads need nothing written on the backend, so
+// they return bob's masked rows (the oracle on the hidden amount 830 of
+// order 2 included) in a transaction that is read-only.
+func TestJDBCReadOnly(t *testing.T) {
+	java, cp := jdbcProgram(t)
+	bob := bobsOrders(storedOrders(t))
+	run := runClient(t, time.Minute, "", nil, java, "-cp", cp, "ClientCheck", "readonly", jdbcURL(demoProxy.addr, "bob", "bob"),
+		"SELECT id, ssn, email, amount, order_date FROM sales.orders ORDER BY id",
+		"SELECT id FROM sales.orders WHERE 1/(amount - 830) <> 0 ORDER BY id",
+		"SHOW transaction_read_only")
+	if run.err != nil {
+		t.Fatalf("ClientCheck readonly: %v\n%s%s", run.err, run.stdout, run.stderr)
+	}
+	var want []string
+	for _, o := range bob {
+		want = append(want, "readonly 1: "+bobRow(o))
+	}
+	for _, o := range bob {
+		want = append(want, fmt.Sprintf("readonly 2: %d", o.id))
+	}
+	want = append(want, "readonly 3: on")
+	expectLines(t, "ClientCheck readonly", run, want)
+}
+
 // The rest of the JDBC matrix, as bob (and carol for a denial), against a
 // proxy of its own whose policy file the test edits while a server-side
 // prepared statement is open. bob may write mallory.loot (attackPolicies):

@@ -100,6 +100,11 @@ func TestPsycopg2(t *testing.T) {
 		"notify: pgranger_e2e hello",
 		"lobject: OperationalError True",
 		"after lobject: "+ssn(3),
+		"readonly: 5|"+ssn(5),
+		"readonly oracle: 1",
+		"readonly oracle: 3",
+		"readonly oracle: 5",
+		"readonly txn: on",
 		"carol denied: ERROR 42501",
 	)
 	for _, o := range stored {

@@ -127,3 +127,47 @@ func TestReadsInReadOnlyTransactions(t *testing.T) {
 		rows(t, conn, "COMMIT", pgx.QueryExecModeSimpleProtocol)
 	}
 }
+
+// TestReadsLogNoDDL: with log_statement = 'ddl' for the service role, the
+// attack suite's reads through pgranger make the backend log no statement
+// at all — nothing is created, replaced or dropped for a read. A DDL
+// statement of the same role, sent directly, shows the log catches DDL.
+func TestReadsLogNoDDL(t *testing.T) {
+	requireCluster(t)
+	ctx := context.Background()
+	if err := cluster.Exec(ctx, "demo", `
+		CREATE ROLE pgranger_logddl LOGIN PASSWORD 'pgranger_logddl' IN ROLE pgranger_svc;
+		ALTER ROLE pgranger_logddl SET log_statement = 'ddl';`); err != nil {
+		t.Fatal(err)
+	}
+	dsn := cluster.DSN("pgranger_logddl", "pgranger_logddl", "demo")
+	p := startProxy(t, proxyOptions{
+		policies: attackPolicies(t).bytes(t),
+		env:      map[string]string{"PGRANGER_BACKEND__DSN": dsn, "PGRANGER_POLICY__ALLOW_DDL": "true"},
+	})
+	before := len(cluster.Log())
+	runReads(t, p)
+	direct, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(ctx)
+	const control = "CREATE TEMP TABLE pgranger_log_control (x int)"
+	if _, err := direct.Exec(ctx, control); err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	eventually(t, 10*time.Second, func() string {
+		logged = nil
+		for _, l := range strings.Split(cluster.Log()[before:], "\n") {
+			if strings.Contains(l, "statement: ") {
+				logged = append(logged, l[strings.Index(l, "statement: ")+len("statement: "):])
+			}
+		}
+		if len(logged) == 0 || logged[len(logged)-1] != control {
+			return "the control statement is not in the server log yet"
+		}
+		return ""
+	})
+	equalLines(t, "statements logged with log_statement = 'ddl'", logged, []string{control})
+}

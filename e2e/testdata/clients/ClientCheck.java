@@ -92,6 +92,23 @@ public class ClientCheck {
                     c.commit();
                 }
                 break;
+            case "readonly":
+                // setReadOnly(true) with auto-commit off: the driver opens
+                // each transaction with BEGIN READ ONLY.
+                try (Connection c = DriverManager.getConnection(args[1])) {
+                    c.setReadOnly(true);
+                    c.setAutoCommit(false);
+                    for (int i = 2; i < args.length; i++) {
+                        try (PreparedStatement ps = c.prepareStatement(args[i]);
+                                ResultSet rs = ps.executeQuery()) {
+                            print("readonly " + (i - 1), all(rs));
+                        } catch (SQLException e) {
+                            error("readonly " + (i - 1), e);
+                        }
+                    }
+                    c.commit();
+                }
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }

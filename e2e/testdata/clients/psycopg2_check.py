@@ -216,6 +216,21 @@ def main(dsn, deny_dsn):
         conn.commit()
 
     check("lobject", conn, large_object)
+
+    # A read-only session: psycopg2 opens each transaction READ ONLY, and
+    # reads of row-filtered tables need nothing written on the backend.
+    def readonly():
+        conn.set_session(readonly=True)
+        cur.execute("SELECT id, ssn FROM sales.orders WHERE id = %s", (5,))
+        show("readonly", cur.fetchall())
+        cur.execute("SELECT id FROM sales.orders WHERE 1/(amount - 830) <> 0 ORDER BY id")
+        show("readonly oracle", cur.fetchall())
+        cur.execute("SHOW transaction_read_only")
+        show("readonly txn", cur.fetchall())
+        conn.commit()
+        conn.set_session(readonly=False)
+
+    check("readonly", conn, readonly)
     conn.close()
 
     # carol (support) may not read hr.employees; amount is MASK_NULL.
