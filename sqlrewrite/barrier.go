@@ -1,7 +1,11 @@
 package sqlrewrite
 
 import (
+	"strconv"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
 )
 
 // The barrier without DDL (docs/security.md "The barrier" has the rule
@@ -83,6 +87,10 @@ type colAttr struct {
 	// nothing else (a conjunct made of such references can move into ref).
 	ref *relRef
 	col int
+	// unsafeValue: the column may stand for an expression that is not
+	// leakproof (a computed column of a subquery, CTE or view that the
+	// planner may pull up), so the reference is not a plain value.
+	unsafeValue bool
 }
 
 // touchRef: a column reference may read rows of ref; at is the level
@@ -99,6 +107,11 @@ type outCol struct {
 	typ   typ
 	touch []*relRef // governed references its value derives from
 	ents  []entity  // for a bare column: what it is equal to
+	// unsafe: the value is an expression that is not leakproof (or not
+	// known to be). PostgreSQL substitutes it where the column is used
+	// when it pulls the level up, so a predicate on the column is a
+	// predicate on the expression.
+	unsafe bool
 }
 
 // entity is a column for equivalence classes: a governed reference's
@@ -150,6 +163,9 @@ func (r *stmtRewriter) enterLevel(sc *scope) func() {
 	b.level = sc
 	return func() {
 		sc.contained = append([]*relRef(nil), r.refs[sc.firstRef:]...)
+		if prev != nil {
+			prev.reads = append(prev.reads, sc.reads...)
+		}
 		b.level = prev
 	}
 }
@@ -246,6 +262,19 @@ func (r *stmtRewriter) recordColumn(sc *scope, node *pg.Node, cr *pg.ColumnRef, 
 		for _, in := range h.ref.inner {
 			a.touch = append(a.touch, touchRef{in, h.ref.level})
 		}
+		if vl := h.ref.viewLevel; h.ref.expanded != nil {
+			// A view's column is its definition's output.
+			switch {
+			case vl == nil || !vl.outsKnown || h.col >= len(vl.outs):
+				a.unsafeValue = true
+			case h.col < 0:
+				for _, o := range vl.outs {
+					a.unsafeValue = a.unsafeValue || o.unsafe
+				}
+			default:
+				a.unsafeValue = a.unsafeValue || vl.outs[h.col].unsafe
+			}
+		}
 		if h.col < 0 {
 			types = append(types, typ{})
 			a.ents = append(a.ents, entity{ref: h.ref, col: -1})
@@ -265,6 +294,7 @@ func (r *stmtRewriter) recordColumn(sc *scope, node *pg.Node, cr *pg.ColumnRef, 
 			for _, o := range it.sub.outs {
 				if whole || o.name == name {
 					matched = true
+					a.unsafeValue = a.unsafeValue || o.unsafe
 					for _, w := range o.touch {
 						a.touch = append(a.touch, touchRef{w, it.at})
 					}
@@ -286,6 +316,12 @@ func (r *stmtRewriter) recordColumn(sc *scope, node *pg.Node, cr *pg.ColumnRef, 
 		}
 		for _, w := range it.readable(r) {
 			a.touch = append(a.touch, touchRef{w, it.at})
+		}
+		// Columns not known: a subquery's or CTE's may be computed. A
+		// function's are what the function scan returns, and a recursive
+		// CTE's own name reads its work table; neither is pulled up.
+		if it.sub != nil {
+			a.unsafeValue = true
 		}
 		types = append(types, typ{})
 		a.ents = append(a.ents, entity{item: it, name: name})
@@ -346,6 +382,11 @@ func (r *stmtRewriter) recordColumn(sc *scope, node *pg.Node, cr *pg.ColumnRef, 
 		}
 	}
 	b.cols[cr] = a
+	if b.level != nil {
+		for _, tr := range a.touch {
+			b.level.reads = append(b.level.reads, tr.ref)
+		}
+	}
 	for _, c := range b.stack {
 		c.cols = append(c.cols, a)
 	}
@@ -388,13 +429,15 @@ func holdsRef(items []*fromItem, ref *relRef) bool {
 	return false
 }
 
-// readable are the governed references an opaque item may read.
+// readable are the governed references an opaque item may read: those
+// within it and those its expressions reference outside it (a LATERAL
+// subquery's correlated columns).
 func (it *fromItem) readable(r *stmtRewriter) []*relRef {
 	if it.unknown {
 		return r.refs
 	}
 	if it.sub != nil {
-		return it.sub.contained
+		return append(append([]*relRef(nil), it.sub.contained...), it.sub.reads...)
 	}
 	return it.contained
 }
@@ -435,11 +478,15 @@ func (r *stmtRewriter) levelOutputs(s *pg.SelectStmt, sc *scope) {
 			if a := b.cols[cr]; a != nil {
 				o.typ = a.typ
 				o.ents = a.ents
+				o.unsafe = a.unsafeValue
 				for _, tr := range a.touch {
 					o.touch = append(o.touch, tr.ref)
 				}
+			} else {
+				o.unsafe = true
 			}
 		} else {
+			o.unsafe = !r.typer().safe(rt.Val)
 			walkNodes(rt.Val, func(x *pg.Node) bool {
 				if c := x.GetColumnRef(); c != nil {
 					if a := b.cols[c]; a != nil {
@@ -455,6 +502,7 @@ func (r *stmtRewriter) levelOutputs(s *pg.SelectStmt, sc *scope) {
 				if sl := x.GetSubLink(); sl != nil {
 					if ss := b.sublinks[sl]; ss != nil {
 						o.touch = append(o.touch, ss.contained...)
+						o.touch = append(o.touch, ss.reads...)
 					}
 				}
 				return true
@@ -465,6 +513,52 @@ func (r *stmtRewriter) levelOutputs(s *pg.SelectStmt, sc *scope) {
 		}
 		sc.outs = append(sc.outs, o)
 	}
+}
+
+// valuesOutputs works out the output columns of a VALUES level: columnN,
+// each reading what its expressions read, typed where every row has a
+// literal of one type.
+func (r *stmtRewriter) valuesOutputs(s *pg.SelectStmt, sc *scope) {
+	b := r.barrier()
+	var outs []outCol
+	for _, row := range s.ValuesLists {
+		l := row.GetList()
+		if l == nil {
+			return
+		}
+		for i, e := range l.Items {
+			if i >= len(outs) {
+				outs = append(outs, outCol{name: "column" + strconv.Itoa(i+1), typ: r.typer().typeOf(e)})
+			} else if outs[i].typ != r.typer().typeOf(e) {
+				outs[i].typ = typ{}
+			}
+			if !r.typer().safe(e) {
+				outs[i].unsafe = true
+			}
+			walkNodes(e, func(x *pg.Node) bool {
+				if c := x.GetColumnRef(); c != nil {
+					if a := b.cols[c]; a != nil {
+						for _, tr := range a.touch {
+							outs[i].touch = append(outs[i].touch, tr.ref)
+						}
+					}
+				}
+				if sl := x.GetSubLink(); sl != nil {
+					if ss := b.sublinks[sl]; ss != nil {
+						outs[i].touch = append(outs[i].touch, ss.contained...)
+						outs[i].touch = append(outs[i].touch, ss.reads...)
+					}
+				}
+				return true
+			})
+		}
+	}
+	for i := range outs {
+		if outs[i].typ.oid == catalog.OIDUnknown {
+			outs[i].typ = known(catalog.OIDText) // an untyped string column of VALUES is text
+		}
+	}
+	sc.outs, sc.outsKnown = outs, true
 }
 
 // starOutputs appends the columns a * or t.* expands to; false when they
@@ -490,10 +584,14 @@ func (r *stmtRewriter) starOutputs(sc *scope, cr *pg.ColumnRef) bool {
 	add = func(it *fromItem) bool {
 		switch {
 		case it.ref != nil:
+			vl := it.ref.viewLevel
 			for i, name := range it.ref.visibleCols {
 				c := it.ref.rel.Columns[i]
 				o := outCol{name: name, typ: typ{c.TypeOID, c.BaseOID}, touch: append([]*relRef{it.ref}, it.ref.inner...),
 					ents: []entity{{ref: it.ref, col: i}}}
+				if it.ref.expanded != nil {
+					o.unsafe = vl == nil || !vl.outsKnown || i >= len(vl.outs) || vl.outs[i].unsafe
+				}
 				sc.outs = append(sc.outs, o)
 			}
 		case len(it.children) > 0:
@@ -794,7 +892,7 @@ func (r *stmtRewriter) conjunctSafe(t *exprTyper, c *conjunct) bool {
 			names = []*pg.Node{pg.MakeStrNode("=")}
 		}
 		x := t.typeOf(sl.Testexpr)
-		return x.oid != 0 && t.leakproofOp(names, x, body.outs[0].typ) && t.safe(sl.Testexpr)
+		return x.oid != 0 && !body.outs[0].unsafe && t.leakproofOp(names, x, body.outs[0].typ) && t.safe(sl.Testexpr)
 	}
 	return t.safe(c.node)
 }

@@ -75,6 +75,12 @@ func TestBarrierPostgres(t *testing.T) {
 			[]string{visible}, []string{"Join Filter: (('1'::numeric"}, nil},
 		{"fence: correlated EXISTS", "SELECT count(*) FROM sales.orders o WHERE EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = o.region AND 1/(o.amount - 900) > 0)",
 			[]string{visible}, []string{"Subquery Scan"}, nil},
+		{"fence: LATERAL VALUES oracle", "SELECT count(*) FROM sales.orders o, LATERAL (VALUES (1/(o.amount - 900))) v(c) WHERE v.c >= 0",
+			[]string{visible}, nil, nil},
+		{"fence: LATERAL subquery oracle", "SELECT count(*) FROM sales.orders o, LATERAL (SELECT 1/(o.amount - 900) AS c) s WHERE s.c >= 0",
+			[]string{visible}, nil, nil},
+		{"fence: a computed column compared with a leakproof operator", "SELECT count(*) FROM (SELECT (1/(amount - 900))::int AS c FROM sales.orders) s WHERE s.c = 0",
+			[]string{visible}, nil, nil},
 		{"plain: semi-join", "SELECT count(*) FROM sales.orders o WHERE o.region IN (SELECT region FROM sales.regions)",
 			[]string{visible}, nil, []string{"Subquery Scan"}},
 	}

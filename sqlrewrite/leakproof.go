@@ -335,7 +335,10 @@ func (t *exprTyper) safe(n *pg.Node) bool {
 	}
 	switch v := n.Node.(type) {
 	case *pg.Node_ColumnRef:
-		return true
+		// A plain value; a computed column of a level the planner may
+		// pull up is the expression it stands for.
+		a := t.cols[v.ColumnRef]
+		return a != nil && !a.unsafeValue
 	case *pg.Node_BoolExpr:
 		for _, a := range v.BoolExpr.Args {
 			if !t.safe(a) {

@@ -55,11 +55,13 @@ type relRef struct {
 	// For the barrier (barrier.go): the rewriter (whose resolver marks
 	// are collected), the query level the reference is in, the joins it
 	// is under (outermost first) and, for a view, the governed references
-	// its definition reads.
-	st    *stmtRewriter
-	level *scope
-	joins []joinStep
-	inner []*relRef
+	// its definition reads and the level of its definition (whose outputs
+	// say which view columns are computed).
+	st        *stmtRewriter
+	level     *scope
+	joins     []joinStep
+	inner     []*relRef
+	viewLevel *scope
 }
 
 func (ref *relRef) dmlKind() string {

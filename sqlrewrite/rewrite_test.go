@@ -88,6 +88,10 @@ func testRelations() []*catalog.Relation {
 			ViewDef: " SELECT orders.id,\n    orders.customer,\n    orders.ssn\n   FROM sales.orders;"},
 		{OID: 1011, Schema: "hr", Name: "directory", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{employees[0], employees[1], employees[2]},
 			ViewDef: " SELECT employees.id,\n    employees.name,\n    employees.email\n   FROM hr.employees;"},
+		// A view with a computed column (the barrier judges a predicate
+		// on it as one on the expression).
+		{OID: 1015, Schema: "sales", Name: "orders_calc", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("id", 23, "integer"), col("r", 23, "integer")},
+			ViewDef: " SELECT orders.id,\n    ((1 / (orders.amount - 900)))::integer AS r\n   FROM sales.orders;"},
 		{OID: 1005, Schema: "sales", Name: "regions", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("region", 25, "text"), col("name", 25, "text")}},
 		{OID: 1006, Schema: "public", Name: "orders", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("id", 23, "integer")}},
 		{OID: 1007, Schema: "bob", Name: "notes", Kind: 'r', Owner: "bob", Columns: []catalog.Column{col("id", 23, "integer")}},

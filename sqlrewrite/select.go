@@ -23,6 +23,7 @@ type scope struct {
 	isLevel   bool
 	firstRef  int
 	contained []*relRef
+	reads     []*relRef // governed references its column references may read (outer ones too)
 	outs      []outCol
 	outsKnown bool
 	merged    bool
@@ -110,6 +111,8 @@ func (r *stmtRewriter) selectStatement(s *pg.SelectStmt, parent *scope) *scope {
 	output(s.WindowClause, s.SortClause, s.DistinctClause, s.ValuesLists, s.LimitOffset, s.LimitCount)
 	if len(s.ValuesLists) == 0 {
 		r.levelOutputs(s, sc)
+	} else {
+		r.valuesOutputs(s, sc)
 	}
 	return sc
 }
@@ -418,7 +421,7 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 			return nil
 		}
 		first := len(r.refs)
-		ref.expanded = r.expandView(rel)
+		ref.expanded = r.expandView(ref)
 		ref.inner = append([]*relRef(nil), r.refs[first:]...)
 	}
 	return &fromItem{visible: visible, ref: ref, at: r.barrier().level}
@@ -435,7 +438,8 @@ const maxViewDepth = 32
 // table — and the function and catalog rules of user SQL do not apply;
 // names resolve with pg_catalog alone (the definition comes schema-qualified
 // from the catalog), never with the session's search_path.
-func (r *stmtRewriter) expandView(rel *catalog.Relation) *pg.SelectStmt {
+func (r *stmtRewriter) expandView(ref *relRef) *pg.SelectStmt {
+	rel := ref.rel
 	if r.trusted >= maxViewDepth {
 		r.fail(errorf(CodeStatementTooComplex, "views nested deeper than %d levels at %s.%s", maxViewDepth, rel.Schema, rel.Name))
 		return nil
@@ -449,7 +453,7 @@ func (r *stmtRewriter) expandView(rel *catalog.Relation) *pg.SelectStmt {
 	savedPath := r.searchPath
 	r.searchPath = []string{"pg_catalog"}
 	r.trusted++
-	r.selectStatement(def, nil)
+	ref.viewLevel = r.selectStatement(def, nil)
 	r.trusted--
 	r.searchPath = savedPath
 	return def

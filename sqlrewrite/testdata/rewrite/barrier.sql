@@ -99,3 +99,27 @@ UPDATE sales.regions r SET name = 'x' FROM sales.orders o WHERE o.region = r.reg
 
 -- case: masks only: no row filter, no barrier
 SELECT id FROM hr.employees WHERE 1/(id - 2) > 0
+
+-- case: fence: a predicate on a LATERAL VALUES column computed from the table
+SELECT o.id FROM sales.orders o, LATERAL (VALUES (1/(o.amount - 900))) v(c) WHERE v.c > 0
+
+-- case: fence: a predicate on a LATERAL subquery's column computed from the table
+SELECT o.id FROM sales.orders o, LATERAL (SELECT 1/(o.amount - 900) AS c) s WHERE s.c > 0
+
+-- case: fence: a leakproof comparison with a computed column of a subquery is a comparison with the expression
+SELECT s.c FROM (SELECT (1/(amount - 900))::int AS c FROM sales.orders) s WHERE s.c = 5
+
+-- case: fence: a computed column of a CTE
+WITH c AS (SELECT id, (1/(amount - 900))::int AS r FROM sales.orders) SELECT id FROM c WHERE r = 1
+
+-- case: plain: a computed column the predicate does not read
+SELECT s.id FROM (SELECT id, upper(customer) AS u FROM sales.orders) s WHERE s.id = 3
+
+-- case: fence: IN over a computed column
+SELECT name FROM sales.regions WHERE region IN (SELECT (1/(amount - 900))::text FROM sales.orders)
+
+-- case: fence: a computed column of a view
+SELECT id FROM sales.orders_calc WHERE r = 1
+
+-- case: plain: a view's plain column
+SELECT id FROM sales.orders_calc WHERE id = 1
