@@ -880,8 +880,12 @@ func (r *stmtRewriter) touches(c *conjunct, classes *equivalence) []*relRef {
 }
 
 // conjunctSafe applies the leakproof rule to a conjunct; a top-level
-// IN (SELECT …) is judged as the semi-join it becomes.
+// IN (SELECT …) and [NOT] EXISTS (SELECT …) are judged as the semi- or
+// anti-join they become.
 func (r *stmtRewriter) conjunctSafe(t *exprTyper, c *conjunct) bool {
+	if r.existsPullsUp(t, c) {
+		return true
+	}
 	if sl := c.anyLink; sl != nil && !r.correlated(sl) {
 		body := r.barrier().sublinks[sl]
 		if body == nil || !body.outsKnown || len(body.outs) != 1 {
@@ -895,6 +899,84 @@ func (r *stmtRewriter) conjunctSafe(t *exprTyper, c *conjunct) bool {
 		return x.oid != 0 && !body.outs[0].unsafe && t.leakproofOp(names, x, body.outs[0].typ) && t.safe(sl.Testexpr)
 	}
 	return t.safe(c.node)
+}
+
+// existsPullsUp reports whether the conjunct is [NOT] EXISTS (SELECT …)
+// that PostgreSQL certainly turns into a semi- or anti-join (its rules in
+// pull_up_sublinks and convert_EXISTS_sublink_to_join): a WHERE term or
+// one of an inner join's ON, over a query with plain relations in FROM,
+// no set operation, CTE, grouping, aggregate, window, LIMIT, OFFSET or
+// locking, a target list of constants and columns, outer columns
+// referenced in its WHERE only, and a WHERE that is not volatile. Its WHERE terms then become quals of the join,
+// each judged as a conjunct of its own; run as a subplan instead, the
+// query would be evaluated per row, hidden ones included, so anything
+// else is judged by the leakproof rule (and a sublink is never safe).
+func (r *stmtRewriter) existsPullsUp(t *exprTyper, c *conjunct) bool {
+	n := c.node
+	if be := n.GetBoolExpr(); be != nil && be.Boolop == pg.BoolExprType_NOT_EXPR && len(be.Args) == 1 {
+		n = be.Args[0]
+	}
+	sl := n.GetSubLink()
+	if sl == nil || sl.SubLinkType != pg.SubLinkType_EXISTS_SUBLINK {
+		return false
+	}
+	if c.kind != conjWhere && !(c.kind == conjOn && c.join.Jointype == pg.JoinType_JOIN_INNER) {
+		return false
+	}
+	q := sl.Subselect.GetSelectStmt()
+	body := r.barrier().sublinks[sl]
+	if q == nil || body == nil || q.Op != pg.SetOperation_SETOP_NONE || q.WithClause != nil || len(q.GroupClause) > 0 ||
+		q.HavingClause != nil || len(q.WindowClause) > 0 || q.LimitOffset != nil || q.LimitCount != nil ||
+		len(q.LockingClause) > 0 || len(q.ValuesLists) > 0 || len(q.FromClause) == 0 || q.WhereClause == nil {
+		return false
+	}
+	for _, tl := range q.TargetList {
+		rt := tl.GetResTarget()
+		if rt == nil || rt.Val.GetAConst() == nil && rt.Val.GetColumnRef() == nil && rt.Val.GetParamRef() == nil {
+			return false
+		}
+	}
+	// FROM: relations and joins of relations, their ON clauses reading
+	// only the sublink's own level.
+	inner := true
+	var plain func(n *pg.Node) bool
+	plain = func(n *pg.Node) bool {
+		switch v := n.Node.(type) {
+		case *pg.Node_RangeVar:
+			return true
+		case *pg.Node_JoinExpr:
+			walkNodes(v.JoinExpr.Quals, func(x *pg.Node) bool {
+				if cr := x.GetColumnRef(); cr != nil {
+					if a := r.barrier().cols[cr]; a == nil || !readsOnly(a, body) {
+						inner = false
+					}
+				}
+				return inner
+			})
+			return inner && plain(v.JoinExpr.Larg) && plain(v.JoinExpr.Rarg)
+		}
+		return false
+	}
+	for _, f := range q.FromClause {
+		if !plain(f) {
+			return false
+		}
+	}
+	return !t.volatile(q.WhereClause)
+}
+
+// readsOnly reports whether a column reference resolved within level l
+// (not to an enclosing one).
+func readsOnly(a *colAttr, l *scope) bool {
+	if len(a.touch) == 0 && len(a.ents) == 0 {
+		return false
+	}
+	for _, tr := range a.touch {
+		if tr.at == nil || !ancestorOrSelf(l, tr.at) {
+			return false
+		}
+	}
+	return true
 }
 
 // movable returns ref when the conjunct may be evaluated inside ref's

@@ -76,8 +76,20 @@ SELECT o.id, r.name FROM sales.orders o LEFT JOIN sales.regions r ON r.region = 
 -- case: fence: a WHERE term on the null-extended side cannot move
 SELECT r.name FROM sales.regions r LEFT JOIN sales.orders o ON o.region = r.region WHERE o.amount > 100
 
--- case: fence: a correlated EXISTS could run per row of the table
+-- case: plain: a correlated EXISTS becomes a semi-join on a leakproof equality
 SELECT o.id FROM sales.orders o WHERE EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = o.region)
+
+-- case: plain: NOT EXISTS becomes an anti-join
+SELECT o.id FROM sales.orders o WHERE NOT EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = o.region AND r.name = 'x')
+
+-- case: fence: a correlated EXISTS that stays a subplan (an aggregate) could run per row of the table
+SELECT o.id FROM sales.orders o WHERE EXISTS (SELECT count(*) FROM sales.regions r WHERE r.region = o.region)
+
+-- case: fence: a correlated EXISTS with a leaky term on the table
+SELECT o.id FROM sales.orders o WHERE EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = o.region AND o.amount > 1)
+
+-- case: fence: EXISTS under OR stays a subplan
+SELECT o.id FROM sales.orders o WHERE o.id = 1 OR EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = o.region)
 
 -- case: fence: a leaky predicate through a subquery in FROM
 SELECT s.id FROM (SELECT id, amount FROM sales.orders) s WHERE s.amount > 100
