@@ -13,7 +13,9 @@
 -- lineitems; 0.025 ≈ 150,000). Run with search_path set to the schema that
 -- holds schema.sql's tables:
 --   PGOPTIONS='-c tpch.scale=0.025 -c search_path=tpch' psql -f data.sql
--- Helpers live in pg_temp and go with the session.
+-- Helpers live in pg_temp and go with the session. They are plain SQL
+-- functions declared STABLE so that PostgreSQL inlines them (an IMMUTABLE
+-- one whose body calls a stable function, such as concat_ws, is not).
 
 CREATE FUNCTION pg_temp.sf() RETURNS numeric LANGUAGE sql STABLE AS
 $$ SELECT current_setting('tpch.scale')::numeric $$;
@@ -33,17 +35,17 @@ $$ SELECT greatest(1, round(1000 * pg_temp.sf()))::bigint $$;
 
 -- u: a uniform integer in [lo, hi] for key k and column seed s.
 CREATE FUNCTION pg_temp.u(k bigint, s integer, lo bigint, hi bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT lo + (hashint8extended(k, s) & 2147483647) % (hi - lo + 1) $$;
 
 -- pick: one element of a text array, uniformly.
 CREATE FUNCTION pg_temp.pick(k bigint, s integer, a text[]) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT a[1 + (hashint8extended(k, s) & 2147483647) % cardinality(a)] $$;
 
 -- w: one word of comment text.
 CREATE FUNCTION pg_temp.w(k bigint, s integer) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT pg_temp.pick(k, s, ARRAY[
   'furiously','slyly','carefully','blithely','quickly','fluffily','slowly','quietly',
   'ruthlessly','thinly','closely','doggedly','daringly','bravely','stealthily','permanently',
@@ -60,7 +62,7 @@ $$;
 
 -- t: comment text of a length in [lo, hi] (at most about 100: twelve words).
 CREATE FUNCTION pg_temp.t(k bigint, s integer, lo integer, hi integer) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT rtrim(left(concat_ws(' ',
   pg_temp.w(k, s * 16 + 1), pg_temp.w(k, s * 16 + 2), pg_temp.w(k, s * 16 + 3),
   pg_temp.w(k, s * 16 + 4), pg_temp.w(k, s * 16 + 5), pg_temp.w(k, s * 16 + 6),
@@ -71,7 +73,7 @@ $$ SELECT rtrim(left(concat_ws(' ',
 
 -- t6: shorter comment text (lengths up to about 40: six words).
 CREATE FUNCTION pg_temp.t6(k bigint, s integer, lo integer, hi integer) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT rtrim(left(concat_ws(' ',
   pg_temp.w(k, s * 16 + 1), pg_temp.w(k, s * 16 + 2), pg_temp.w(k, s * 16 + 3),
   pg_temp.w(k, s * 16 + 4), pg_temp.w(k, s * 16 + 5), pg_temp.w(k, s * 16 + 6),
@@ -81,25 +83,25 @@ $$ SELECT rtrim(left(concat_ws(' ',
 -- v: dbgen's "v-string", random letters, digits and a few separators, of a
 -- length in [lo, hi] (at most 64).
 CREATE FUNCTION pg_temp.v(k bigint, s integer, lo integer, hi integer) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT left(translate(md5(k || '/' || s) || md5(s || '/' || k), 'abcdef', 'QwErT,'),
   pg_temp.u(k, s, lo, hi)::integer) $$;
 
 -- phone: country code (nation key + 10) and three random groups.
 CREATE FUNCTION pg_temp.phone(k bigint, s integer, nation bigint) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT (nation + 10) || '-' || pg_temp.u(k, s, 100, 999) || '-' || pg_temp.u(k, s + 1, 100, 999)
   || '-' || pg_temp.u(k, s + 2, 1000, 9999) $$;
 
 -- retail price of a part (specification 4.2.3, P_RETAILPRICE).
 CREATE FUNCTION pg_temp.retailprice(pk bigint) RETURNS numeric
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT (90000 + ((pk / 10) % 20001) + 100 * (pk % 1000)) / 100.0 $$;
 
 -- The i-th (0..3) supplier of part pk: four distinct suppliers per part,
 -- spread over all of them as dbgen spreads PS_SUPPKEY.
 CREATE FUNCTION pg_temp.partsupplier(pk bigint, i bigint, s bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+LANGUAGE sql STABLE PARALLEL SAFE AS
 $$ SELECT ((pk - 1) + i * (s / 4) + (pk - 1) / s) % s + 1 $$;
 
 INSERT INTO region
