@@ -94,7 +94,7 @@ func setSearchPath(ctx context.Context, conn *pgx.Conn, schema string) error {
 // Load creates schema Schema on conn (a direct superuser connection) and
 // fills it at scale (1 = TPC-H's SF 1, 6 million lineitems; 0.025 about
 // 150,000) with sql/data.sql, then adds keys and indexes, grants select to
-// reader (the proxy's service role) and analyzes the tables.
+// reader (the proxy's service role) and vacuums and analyzes the tables.
 func Load(ctx context.Context, conn *pgx.Conn, scale float64, reader string) error {
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+Schema); err != nil {
 		return err
@@ -124,7 +124,7 @@ func Load(ctx context.Context, conn *pgx.Conn, scale float64, reader string) err
 // what governed (a connection through pgranger as the governed user)
 // reads of the same table in Schema — COPY … TO STDOUT, which pgranger
 // rewrites to its filtered and masked SELECT — then adds the same keys and
-// indexes and analyzes the tables.
+// indexes and vacuums and analyzes the tables.
 func BuildCopies(ctx context.Context, governed, direct *pgx.Conn) error {
 	if _, err := direct.Exec(ctx, "CREATE SCHEMA "+CopySchema); err != nil {
 		return err
@@ -160,12 +160,16 @@ func copyTable(ctx context.Context, governed, direct *pgx.Conn, table string) er
 	return err
 }
 
+// analyze vacuums and analyzes the tables of schema: statistics for the
+// planner, and the visibility map set, so freshly loaded tables and
+// freshly copied ones are read alike (index-only scans, no per-row
+// visibility checks).
 func analyze(ctx context.Context, conn *pgx.Conn, schema string) error {
 	names := make([]string, len(Tables))
 	for i, t := range Tables {
 		names[i] = schema + "." + t
 	}
-	_, err := conn.Exec(ctx, "ANALYZE "+strings.Join(names, ", "), pgx.QueryExecModeSimpleProtocol)
+	_, err := conn.Exec(ctx, "VACUUM (ANALYZE) "+strings.Join(names, ", "), pgx.QueryExecModeSimpleProtocol)
 	return err
 }
 
