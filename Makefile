@@ -2,12 +2,13 @@
 #   make demo   throwaway PostgreSQL + sample data + pgranger on 127.0.0.1:6432
 #   make test   what CI runs: formatting, vet, unit and end-to-end tests
 #   make bench  performance against direct PostgreSQL and pgbouncer
+#   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps demo test vet fmt-check unit e2e bench gobench clean
+.PHONY: all build deps demo test vet fmt-check unit e2e bench bench-tpch gobench clean
 
 all: build
 
@@ -43,6 +44,12 @@ bench: build
 	@scripts/ensure-deps.sh bench
 	$(GO) run ./bench $(BENCH_FLAGS)
 	$(MAKE) gobench
+
+# make bench-tpch: the 22 TPC-H queries through pgranger and directly on
+# physical copies of what the governed user may read, per-query medians and
+# ratios (docs/performance.md, "TPC-H"); TPCH_FLAGS="-tpch-scale 0.2 -tpch-runs 5".
+bench-tpch: deps build
+	$(GO) run ./bench -tpch $(TPCH_FLAGS)
 
 gobench:
 	$(GO) test -run '^$$' -bench . -benchmem ./sqlrewrite ./policy ./pgwire

@@ -4,6 +4,7 @@
 //
 //	go run ./bench                 # 30 s per run, 3 repetitions, 8 and 32 clients
 //	go run ./bench -duration 5s -repeat 1 -clients 8   # a quick look
+//	go run ./bench -tpch -tpch-scale 0.1               # TPC-H: governed vs physical copies
 //
 // It starts a throwaway PostgreSQL cluster, loads pgbench's tables and a
 // governed copy, runs pgbouncer (session pooling) and the built pgranger
@@ -44,7 +45,18 @@ func main() {
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
+	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
+	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
+	flag.IntVar(&tpchRuns, "tpch-runs", 5, "timed runs of every query and target for -tpch (medians are reported)")
+	flag.DurationVar(&tpchTimeout, "tpch-timeout", 5*time.Minute, "the longest one -tpch run of a query may take")
 	flag.Parse()
+	if *tpchMode {
+		if err := runTPCH(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*duration, *repeat, *clientsFlag, *scale, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -281,20 +293,26 @@ const benchPolicies = `{"serviceName": "bench", "policyVersion": 1, "policies": 
 ]}`
 
 func startPgranger(bin, dir string, c *testpg.Cluster, profile string) (string, int, func(), error) {
+	users := "[[identity.users]]\nname = \"bench\"\npassword = \"bench\"\n"
+	return launchPgranger(bin, dir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), users, profile)
+}
+
+// launchPgranger starts the pgranger binary in dir with the policy bundle,
+// the backend DSN and the [[identity.users]] TOML given, and returns its
+// port, its process id and a function that stops it.
+func launchPgranger(bin, dir string, policies []byte, dsn, users, profile string) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
 		return "", 0, nil, err
 	}
-	os.WriteFile(filepath.Join(dir, "hive.json"), []byte(benchPolicies), 0o644)
+	os.WriteFile(filepath.Join(dir, "hive.json"), policies, 0o644)
 	cfg := fmt.Sprintf(`[listen]
 addr = "127.0.0.1:%s"
 max-clients = %d
 [backend]
 dsn = %q
 pool-size = %d
-[[identity.users]]
-name = "bench"
-password = "bench"
+%s
 [policy.file]
 policies = "hive.json"
 [audit]
@@ -303,7 +321,7 @@ path = ""
 addr = ""
 [log]
 level = "warn"
-`, port, idleClients+100, c.DSN("pgranger_svc", "pgranger_svc", "bench"), max(64, idleClients+16))
+`, port, idleClients+100, dsn, max(64, idleClients+16), users)
 	path := filepath.Join(dir, "pgranger.toml")
 	os.WriteFile(path, []byte(cfg), 0o644)
 	args := []string{"serve", "--config", path}
