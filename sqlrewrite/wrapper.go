@@ -166,7 +166,17 @@ func (r *stmtRewriter) placeBarrier(ref *relRef, sel *pg.SelectStmt) {
 		return
 	}
 	if len(conds) > 1 {
-		sel.WhereClause = pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, conds, -1)
+		// One flat AND (the filter may be an AND itself), as PostgreSQL's
+		// parser would build it: what is sent must read back the same.
+		var flat []*pg.Node
+		for _, c := range conds {
+			if be := c.GetBoolExpr(); be != nil && be.Boolop == pg.BoolExprType_AND_EXPR {
+				flat = append(flat, be.Args...)
+			} else {
+				flat = append(flat, c)
+			}
+		}
+		sel.WhereClause = pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, flat, -1)
 	}
 	if d.fence {
 		sel.LimitOffset = pg.MakeAConstIntNode(0, -1)

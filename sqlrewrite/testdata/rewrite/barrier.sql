@@ -135,3 +135,6 @@ SELECT id FROM sales.orders_calc WHERE r = 1
 
 -- case: plain: a view's plain column
 SELECT id FROM sales.orders_calc WHERE id = 1
+
+-- case: guard: a filter that is an AND itself (one flat AND is sent)
+SELECT "Id" FROM sales."Odd Orders" WHERE 1/("Id" - 5) > 0
