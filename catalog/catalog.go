@@ -30,9 +30,10 @@ const (
 	KindView             = 'v'
 	KindMatView          = 'm'
 	KindForeignTable     = 'f'
-	// KindSequence: a sequence is read like a one-row table
-	// (SELECT last_value, is_called FROM s, as pg_dump does) and governed
-	// as a Ranger table resource of its own (docs/clients.md "pg_dump").
+	// KindSequence: a sequence is read like a one-row table (SELECT
+	// last_value, is_called FROM s, as pg_dump does) and governed as a
+	// Ranger table resource of its own (docs/clients.md "pg_dump: a
+	// masked dump").
 	KindSequence = 'S'
 )
 

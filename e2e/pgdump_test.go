@@ -15,10 +15,10 @@ import (
 	"github.com/pgranger/pgranger/internal/testpg"
 )
 
-// A masked pg_dump (docs/clients.md "pg_dump"): the real pg_dump of the
-// test cluster's PostgreSQL runs through pgranger as a governed user, its
-// dump is restored with psql into a fresh database, and every table there
-// holds exactly what the user SELECTs through pgranger.
+// A masked pg_dump (docs/clients.md "pg_dump: a masked dump"): the real
+// pg_dump of the test cluster's PostgreSQL runs through pgranger as a
+// governed user, its dump is restored with psql into a fresh database, and
+// every table there holds exactly what the user SELECTs through pgranger.
 
 // dumpFixtureSQL is schema dumpme: masks, row filters, a partitioned
 // table, a view, sequences (serial and identity), an enum, a foreign key,

@@ -22,7 +22,7 @@ const accessShareLock = 1
 // to its resource as in a query (relationPolicy). Every other mode blocks
 // other sessions' reads or writes, which select access does not allow,
 // and is refused; so are catalog relations, which no client needs to
-// lock (docs/clients.md "pg_dump").
+// lock (docs/clients.md "pg_dump: a masked dump").
 func (r *stmtRewriter) lockStatement(s *pg.LockStmt) {
 	user := r.sess.Subject.User
 	if s.Mode != accessShareLock {

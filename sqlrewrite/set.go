@@ -11,7 +11,7 @@ import (
 // the others would change whose privileges the backend applies.
 // row_security is not among them: off only makes PostgreSQL raise an
 // error where its own row-level security would filter a read, and has no
-// effect on a role that bypasses it; pg_dump sets it (docs/decisions.md).
+// effect on a role that bypasses it; pg_dump sets it (docs/decisions.md "pg_dump").
 var protectedSettings = map[string]bool{
 	"client_encoding":             true,
 	"names":                       true, // SET NAMES = client_encoding

@@ -19,7 +19,7 @@ import (
 // The first is SET search_path under the same rules (setStatement),
 // tracked like it; the second is set_config('<setting>', …) for the one
 // setting the WHERE names, and goes through checkFunction's rule with that
-// name (docs/clients.md "pg_dump"; docs/decisions.md).
+// name (docs/clients.md "pg_dump: a masked dump"; docs/decisions.md "pg_dump").
 func (r *stmtRewriter) recogniseSetConfig(sel *pg.SelectStmt) *Error {
 	if !bareSelect(sel) || len(sel.TargetList) != 1 {
 		return nil
