@@ -30,6 +30,11 @@ const (
 	KindView             = 'v'
 	KindMatView          = 'm'
 	KindForeignTable     = 'f'
+	// KindSequence: a sequence is read like a one-row table (SELECT
+	// last_value, is_called FROM s, as pg_dump does) and governed as a
+	// Ranger table resource of its own (docs/clients.md "pg_dump: a
+	// masked dump").
+	KindSequence = 'S'
 )
 
 // Relation is one table-like object.
@@ -261,7 +266,7 @@ SELECT c.oid, n.nspname, c.relname, c.relkind::text, pg_catalog.pg_get_userbyid(
                  WHERE r.child = c.oid), '{}'),
        CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) ELSE '' END
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r','p','v','m','f')
+WHERE c.relkind IN ('r','p','v','m','f','S')
   AND n.nspname !~ '^pg_temp_' AND n.nspname !~ '^pg_toast'
 ORDER BY c.oid`
 
@@ -273,7 +278,7 @@ FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
-WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r','p','v','m','f')
+WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r','p','v','m','f','S')
   AND n.nspname !~ '^pg_temp_' AND n.nspname !~ '^pg_toast'
 ORDER BY a.attrelid, a.attnum`
 

@@ -298,7 +298,7 @@ func startupSettings(params map[string]string) ([][2]string, error) {
 	out = append(out, opts...)
 	for _, kv := range out {
 		switch strings.ToLower(kv[0]) {
-		case "client_encoding", "standard_conforming_strings", "row_security", "session_authorization", "role":
+		case "client_encoding", "standard_conforming_strings", "session_authorization", "role":
 			if strings.ToLower(kv[0]) == "standard_conforming_strings" && strings.EqualFold(kv[1], "on") {
 				continue
 			}

@@ -170,13 +170,15 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 	}
 	if name == "set_config" {
 		r.markConstDependent()
-		var setting string
-		if len(fc.Args) > 0 {
+		// A call recognised with its statement (setconfig.go) sets a
+		// known setting once; search_path only there, and tracked.
+		setting, recognised := r.setConfigs[fc]
+		if !recognised && len(fc.Args) > 0 {
 			if s := fc.Args[0].GetAConst().GetSval(); s != nil {
 				setting = strings.ToLower(s.Sval)
 			}
 		}
-		if setting == "" || setting == "search_path" || protectedSettings[setting] {
+		if setting == "" || setting == "search_path" && !recognised || protectedSettings[setting] {
 			r.fail(denyf("set_config on %s is not allowed through pgranger; use SET (user %q)", orUnknown(setting), user))
 			return
 		}

@@ -37,6 +37,7 @@ import (
 //     columns may be bare only inside a view's definition, where access is
 //     the view's), or a DML target (reads are access-checked);
 //
+// a relation named by LOCK (which reads nothing) may stand bare;
 // every unqualified RangeVar must be a CTE name or a pg_catalog relation;
 // a view of the catalog (which is expanded) must not be referenced for a
 // user who is not a super user; and every pg_temp view named must be one
@@ -198,8 +199,15 @@ func checkWrapped(eng *policy.Engine, snap *catalog.Snapshot, subj *policy.Subje
 	// Allowed placements: the only FROM item of a wrapper, a DML target.
 	wrapped := map[*pg.RangeVar]*pg.SelectStmt{}
 	targets := map[*pg.RangeVar]bool{}
+	locked := map[*pg.RangeVar]bool{}
 	walkNodes(tree, func(n *pg.Node) bool {
 		switch v := n.Node.(type) {
+		case *pg.Node_LockStmt:
+			for _, r := range v.LockStmt.Relations {
+				if rv := r.GetRangeVar(); rv != nil {
+					locked[rv] = true
+				}
+			}
 		case *pg.Node_RangeSubselect:
 			if sel := v.RangeSubselect.Subquery.GetSelectStmt(); sel != nil && len(sel.FromClause) == 1 {
 				from := sel.FromClause[0]
@@ -279,6 +287,9 @@ func checkWrapped(eng *policy.Engine, snap *catalog.Snapshot, subj *policy.Subje
 		rel, ok := snap.Lookup(rv.Schemaname, rv.Relname)
 		if !ok || rel.IsSystem() {
 			return true // unknown relations are the backend's error; system ones are not governed
+		}
+		if locked[rv] {
+			return true
 		}
 		if rel.Kind == catalog.KindView && !eng.IsSuperUser(subj) && !targets[rv] {
 			failure = fmt.Errorf("view %s.%s is referenced instead of expanded", rel.Schema, rel.Name)

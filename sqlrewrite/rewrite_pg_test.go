@@ -279,6 +279,8 @@ func goldenSchemaSQL(rels []*catalog.Relation) string {
 			cols = append(cols, pgx.Identifier{c.Name}.Sanitize()+" "+c.TypeName)
 		}
 		switch {
+		case r.Kind == catalog.KindSequence:
+			fmt.Fprintf(&b, "CREATE SEQUENCE %s;\n", q)
 		case r.Kind == catalog.KindView && r.ViewDef != "":
 			fmt.Fprintf(&b, "CREATE VIEW %s AS %s\n", q, r.ViewDef)
 		case r.Kind == catalog.KindView:

@@ -74,6 +74,9 @@ var testCatalogFunctions = []string{"count", "lower", "upper", "now", "regexp_re
 	"pg_sleep_for", "int4", "text", "pg_logical_slot_get_changes", "xmlforest", "regexp_matches", "string_to_array",
 	"percentile_cont", "json_build_object", "random"}
 
+// sequenceColumns are a sequence's columns in pg_attribute.
+var sequenceColumns = []catalog.Column{col("last_value", 20, "bigint"), col("log_cnt", 20, "bigint"), col("is_called", 16, "boolean")}
+
 func testRelations() []*catalog.Relation {
 	orders := []catalog.Column{col("id", 23, "integer"), col("customer", 25, "text"), col("ssn", 25, "text"),
 		col("email", 25, "text"), {Name: "amount", TypeOID: 1700, BaseOID: 1700, TypMod: 786438, TypeName: "numeric(12,2)"},
@@ -110,11 +113,15 @@ func testRelations() []*catalog.Relation {
 		{OID: 1012, Schema: "sales", Name: "accounts", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{
 			col("id", 23, "integer"), col("owner", 25, "text"), col("region", 25, "text"), col("team", 25, "text"),
 			col("iban", 25, "text"), col("note", 25, "text")}},
+		// Sequences, read as pg_dump reads them; a resource of their own.
+		{OID: 1015, Schema: "sales", Name: "orders_id_seq", Kind: catalog.KindSequence, Owner: "postgres", Columns: sequenceColumns},
+		{OID: 1016, Schema: "hr", Name: "employees_id_seq", Kind: catalog.KindSequence, Owner: "postgres", Columns: sequenceColumns},
 		{OID: 2001, Schema: "pg_catalog", Name: "pg_class", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("oid", 26, "oid"), col("relname", 19, "name")}},
 		{OID: 2002, Schema: "pg_catalog", Name: "pg_stats", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("attname", 19, "name")}},
 		{OID: 2003, Schema: "pg_catalog", Name: "pg_stat_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
 		{OID: 2004, Schema: "pg_catalog", Name: "pg_locks", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("pid", 23, "integer")}},
 		{OID: 2005, Schema: "pg_catalog", Name: "pg_statistic_ext", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("stxname", 19, "name")}},
+		{OID: 2007, Schema: "pg_catalog", Name: "pg_settings", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("name", 25, "text"), col("setting", 25, "text")}},
 		{OID: 2006, Schema: "pg_catalog", Name: "pg_statio_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
 	}
 	return rels

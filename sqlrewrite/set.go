@@ -6,14 +6,16 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// protectedSettings may not be changed by clients (DESIGN §6 "Session
-// settings"): the parser assumes UTF8 and standard strings, and the others
-// would change whose privileges or which rows the backend applies.
+// protectedSettings may not be changed by clients (docs/security.md
+// "Session settings"): the parser assumes UTF8 and standard strings, and
+// the others would change whose privileges the backend applies.
+// row_security is not among them: off only makes PostgreSQL raise an
+// error where its own row-level security would filter a read, and has no
+// effect on a role that bypasses it; pg_dump sets it (docs/decisions.md "pg_dump").
 var protectedSettings = map[string]bool{
 	"client_encoding":             true,
 	"names":                       true, // SET NAMES = client_encoding
 	"standard_conforming_strings": true,
-	"row_security":                true,
 	"session_authorization":       true,
 	"role":                        true,
 }
@@ -26,7 +28,7 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 	// Setting names are case-insensitive in PostgreSQL: SET "Role" = 'x'
 	// and SET "STANDARD_CONFORMING_STRINGS" = off change those settings.
 	name := strings.ToLower(s.Name)
-	if protectedSettings[name] {
+	if protectedSettings[name] && !keepsSessionValue(name, s) {
 		return denyf("setting %s cannot be changed through pgranger (user %q)", name, r.sess.Subject.User)
 	}
 	if name != "search_path" {
@@ -59,6 +61,38 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 		r.searchPath = r.newSearchPath
 	}
 	return nil
+}
+
+// keepsSessionValue reports whether s sets a protected setting to the
+// value pgranger's backend sessions already run with: client_encoding
+// UTF8 (pg_dump's parallel workers, and psql running a dump, set it) and
+// standard_conforming_strings on. Such a SET changes nothing.
+func keepsSessionValue(name string, s *pg.VariableSetStmt) bool {
+	if s.Kind != pg.VariableSetKind_VAR_SET_VALUE || len(s.Args) != 1 {
+		return false
+	}
+	v, ok := constString(s.Args[0])
+	if !ok {
+		return false
+	}
+	switch name {
+	case "client_encoding", "names":
+		// PostgreSQL compares encoding names lower-cased, ignoring
+		// everything but letters and digits (clean_encoding_name).
+		clean := strings.Map(func(c rune) rune {
+			switch {
+			case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+				return c
+			case c >= 'A' && c <= 'Z':
+				return c + 'a' - 'A'
+			}
+			return -1
+		}, v)
+		return clean == "utf8" || clean == "unicode"
+	case "standard_conforming_strings":
+		return strings.EqualFold(v, "on") || strings.EqualFold(v, "true")
+	}
+	return false
 }
 
 // catalogPreceder returns the schema a search_path names before

@@ -29,6 +29,11 @@ type stmtRewriter struct {
 	trusted        int    // depth of view definitions being expanded (not user SQL)
 	err            *Error // first error found while walking; stops further work
 
+	// setConfigs are the set_config calls of a statement recognised whole
+	// (setconfig.go), with the setting each one sets.
+	setConfigs map[*pg.FuncCall]string
+	uses       []ResourceUse // audit records of references not in refs (LOCK)
+
 	curCol *pg.Node     // the column reference being resolved (dml.go)
 	prep   *prepOverlay // SQL prepared statements of the text (prepare.go)
 
@@ -68,6 +73,7 @@ const (
 	classExplain        // EXPLAIN: its statement is analysed (explain.go)
 	classPrepare        // PREPARE, EXECUTE, DEALLOCATE (prepare.go)
 	classDDL            // CREATE TABLE [AS], ALTER TABLE, DROP, TRUNCATE, … with policy.allow-ddl (ddl.go)
+	classLock           // LOCK … IN ACCESS SHARE MODE on relations the user may select (lock.go)
 )
 
 var statementClasses = map[reflect.Type]int{
@@ -92,6 +98,7 @@ var statementClasses = map[reflect.Type]int{
 	reflect.TypeOf(&pg.Node_IndexStmt{}):          classDDL,
 	reflect.TypeOf(&pg.Node_RefreshMatViewStmt{}): classDDL,
 	reflect.TypeOf(&pg.Node_ViewStmt{}):           classDDL,
+	reflect.TypeOf(&pg.Node_LockStmt{}):           classLock,
 	reflect.TypeOf(&pg.Node_VariableShowStmt{}):   classPass,
 	reflect.TypeOf(&pg.Node_TransactionStmt{}):    classPass,
 	reflect.TypeOf(&pg.Node_DiscardStmt{}):        classPass,
@@ -139,6 +146,9 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 		r.selectStatement(sel, nil)
 		r.finishIfOK()
 	case classRewrite, classDML:
+		if err := r.recogniseSetConfig(n.GetSelectStmt()); err != nil {
+			return info, err
+		}
 		r.query(n)
 		r.finishIfOK()
 	case classExplain:
@@ -147,11 +157,14 @@ func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 		r.prepareClass(n)
 	case classDDL:
 		r.ddlStatement(n)
+	case classLock:
+		r.lockStatement(n.GetLockStmt())
 	}
 	info.Governed = r.governed
 	for _, ref := range r.refs {
 		info.Resources = append(info.Resources, ref.uses()...)
 	}
+	info.Resources = append(info.Resources, r.uses...)
 	if r.err != nil {
 		return info, r.err
 	}

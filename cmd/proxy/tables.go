@@ -152,6 +152,7 @@ var relKinds = map[string]byte{
 	"": catalog.KindTable, "table": catalog.KindTable, "partitioned": catalog.KindPartitionedTable,
 	"view": catalog.KindView, "matview": catalog.KindMatView, "materialized view": catalog.KindMatView,
 	"foreign": catalog.KindForeignTable, "foreign table": catalog.KindForeignTable,
+	"sequence": catalog.KindSequence,
 }
 
 // buildCatalog makes a static snapshot of the declared tables plus

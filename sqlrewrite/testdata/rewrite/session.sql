@@ -123,8 +123,17 @@ SET NAMES 'LATIN1'
 -- case: SET standard_conforming_strings is denied
 SET standard_conforming_strings = off
 
--- case: SET row_security is denied
+-- case: SET row_security passes (off turns row-level security filtering into an error)
 SET row_security = off
+
+-- case: SET client_encoding to UTF8, the value sessions run with, passes
+set client_encoding to 'UTF8'
+
+-- case: SET NAMES to another spelling of UTF8 passes
+SET NAMES 'utf-8'
+
+-- case: SET standard_conforming_strings = on, the value sessions run with, passes
+SET standard_conforming_strings = on
 
 -- case: RESET of a protected setting is denied
 RESET standard_conforming_strings
@@ -150,8 +159,8 @@ SET SESSION "Client_Encoding" = 'SQL_ASCII'
 -- case: RESET of an odd-case role is denied
 RESET "ROLE"
 
--- case: SET of an odd-case row_security in a multi-statement text is denied
-SELECT 1; SET "Row_Security" = off
+-- case: SET of an odd-case session_authorization in a multi-statement text is denied
+SELECT 1; SET "Session_Authorization" = postgres
 
 -- case: SET TRANSACTION passes
 SET TRANSACTION ISOLATION LEVEL SERIALIZABLE

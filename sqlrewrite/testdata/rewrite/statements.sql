@@ -136,7 +136,7 @@ VACUUM sales.orders
 -- case: ANALYZE is denied
 ANALYZE sales.orders
 
--- case: LOCK is denied
+-- case: LOCK in its default mode (ACCESS EXCLUSIVE) is denied
 LOCK sales.orders
 
 -- case: CREATE RULE is denied
