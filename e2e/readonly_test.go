@@ -51,15 +51,7 @@ func runReads(t *testing.T, p *proxy, setup ...string) {
 	if len(attacks) < 60 {
 		t.Fatalf("only %d read statements in the attack suite", len(attacks))
 	}
-	for _, a := range attacks {
-		modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol}
-		if !a.simpleOnly && a.copyOut == nil && !strings.Contains(a.sql, ";") {
-			modes = append(modes, pgx.QueryExecModeExec)
-		}
-		for _, mode := range modes {
-			runAttack(t, conn, a, mode)
-		}
-	}
+	runAttacks(t, conn, attacks)
 	noSecrets(t, &seen, "xxxx-xxxx-xxxx-1234")
 	t.Logf("%d read statements", len(attacks))
 }

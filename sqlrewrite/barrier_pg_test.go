@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgranger/pgranger/catalog"
-	"github.com/pgranger/pgranger/internal/testpg"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 )
@@ -27,26 +26,15 @@ func TestBarrierPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	c := testpg.Start(t)
 	ctx := context.Background()
-	if err := c.CreateDatabase(ctx, "demo"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Exec(ctx, "demo", goldenSchemaSQL(testRelations())+`
+	_, conn := pgDatabase(t, "barrier", goldenSchemaSQL(testRelations())+`
 		INSERT INTO sales.orders
 		SELECT i, CASE WHEN i % 3 = 0 THEN 'hidden ' ELSE '' END || i, NULL, NULL,
 		       CASE WHEN i % 3 = 0 THEN 900 ELSE 1000 + i % 50 END,
 		       CASE WHEN i % 3 = 0 THEN 'EU' ELSE 'US' END, DATE '2024-01-01' + i % 365
 		FROM generate_series(100, 20099) i;
 		CREATE UNIQUE INDEX ON sales.orders (id);
-		ANALYZE;`); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, c.SuperDSN("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+		ANALYZE;`)
 	rw := New(Options{})
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
@@ -152,12 +140,8 @@ func TestBarrierOraclesPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	c := testpg.Start(t)
 	ctx := context.Background()
-	if err := c.CreateDatabase(ctx, "demo"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Exec(ctx, "demo", goldenSchemaSQL(testRelations())+`
+	_, conn := pgDatabase(t, "oracles", goldenSchemaSQL(testRelations())+`
 		DELETE FROM sales.orders;
 		INSERT INTO sales.orders
 		SELECT i, CASE WHEN i % 3 = 0 THEN 'hidden ' || i ELSE i::text END, NULL, NULL,
@@ -169,14 +153,7 @@ func TestBarrierOraclesPostgres(t *testing.T) {
 		CREATE INDEX ON sales.orders (region);
 		CREATE TABLE sales.orders_us AS SELECT * FROM ONLY sales.orders WHERE region = 'US';
 		CREATE UNIQUE INDEX ON sales.orders_us (id);
-		ANALYZE;`); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, c.SuperDSN("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+		ANALYZE;`)
 	rw := New(Options{})
 	subj := &policy.Subject{User: "u", Groups: []string{"g"}}
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",

@@ -13,7 +13,6 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
-	"github.com/pgranger/pgranger/internal/testpg"
 )
 
 // TestRewriteGoldenPostgres runs every golden case that is one SELECT
@@ -31,19 +30,8 @@ func TestRewriteGoldenPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	c := testpg.Start(t)
 	ctx := context.Background()
-	if err := c.CreateDatabase(ctx, "demo"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Exec(ctx, "demo", goldenSchemaSQL(testRelations())); err != nil {
-		t.Fatalf("creating the test schema: %v", err)
-	}
-	conn, err := pgx.Connect(ctx, c.SuperDSN("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	_, conn := pgDatabase(t, "demo", goldenSchemaSQL(testRelations()))
 	eng := testEngine(t)
 	files, _ := filepath.Glob("testdata/rewrite/*.sql")
 	checked, deparsed := 0, 0

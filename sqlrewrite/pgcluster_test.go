@@ -1,0 +1,62 @@
+package sqlrewrite
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgranger/pgranger/internal/testpg"
+)
+
+// The package's tests that need PostgreSQL share one throwaway cluster,
+// started by the first of them; each works in a database of its own.
+var (
+	clusterOnce sync.Once
+	shared      *testpg.Cluster
+	sharedErr   error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	os.Exit(code)
+}
+
+// pgDatabase creates database db on the shared cluster, runs setup in it
+// as the superuser and returns a superuser connection to it, closed when
+// the test ends. It skips the test when PostgreSQL is not installed.
+func pgDatabase(t *testing.T, db, setup string) (*testpg.Cluster, *pgx.Conn) {
+	t.Helper()
+	if _, err := testpg.BinDir(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	clusterOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared, sharedErr = testpg.New(ctx)
+	})
+	if sharedErr != nil {
+		t.Fatalf("starting PostgreSQL: %v", sharedErr)
+	}
+	ctx := context.Background()
+	if err := shared.CreateDatabase(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if setup != "" {
+		if err := shared.Exec(ctx, db, setup); err != nil {
+			t.Fatalf("setting up %s: %v", db, err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, shared.SuperDSN(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return shared, conn
+}
