@@ -16,7 +16,8 @@ package sqlrewrite
 //   - count lengths in UTF-16 code units: a string with supplementary
 //     characters is first "expanded" (each such character doubled, so that
 //     one code point stands for one UTF-16 unit), split, and collapsed back;
-//   - have a fast path for ASCII-only strings (translate, no regex) and one
+//   - have a fast path for ASCII-only strings (one translate, no regex;
+//     docs/masks.md, "Cost", says what it costs and why) and one
 //     for strings without supplementary characters (left/right and one
 //     regexp_replace per class), and take the general path only when needed;
 //   - mask integers with one width_bucket() lookup of the value's sign and
@@ -208,6 +209,7 @@ func maskLit(s string) string {
 
 const (
 	maskICU     = `pg_catalog."und-x-icu"`
+	maskC       = `pg_catalog."C"`
 	maskDefault = `pg_catalog."default"`
 
 	maskUpper = `[[:upper:]]`
@@ -218,14 +220,25 @@ const (
 	maskBMP  = `(?![\U00010000-\U0010FFFF])`
 	maskSupp = `[\U00010000-\U0010FFFF]`
 
-	// ASCII fast path: translate() scans its from-list linearly, so the
-	// likeliest characters come first.
-	maskASCIIFrom = "0123456789" + "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ"
+	// ASCII fast path. translate() looks each character up in its from-list
+	// entry by entry (about 3 ns an entry on the project's machine, and as
+	// much again to walk the to-list to the same position), so the
+	// likeliest characters come first: digits, then the space and hyphen of
+	// SSNs, phone and card numbers, dates and names (mapped to themselves: a
+	// character that is not in the list costs the whole list), then letters
+	// by frequency. Masks that turn every letter into x lower-case the value
+	// first (ASCII only, under "C"), which halves the list for capitals.
+	maskASCIIDigits = "0123456789"
+	maskASCIIKept   = " -"
+	maskASCIILower  = "etaoinsrhldcumfpgwybvkxjqz"
+	maskASCIIUpper  = "ETAOINSRHLDCUMFPGWYBVKXJQZ"
 )
 
 var (
-	maskASCIIToMask = strings.Repeat("n", 10) + strings.Repeat("x", 26) + strings.Repeat("X", 26)
-	maskASCIIToX    = strings.Repeat("x", 62)
+	maskASCIIFromMask = maskASCIIDigits + maskASCIIKept + maskASCIILower + maskASCIIUpper
+	maskASCIIToMask   = strings.Repeat("n", 10) + maskASCIIKept + strings.Repeat("x", 26) + strings.Repeat("X", 26)
+	maskASCIIFromX    = maskASCIIDigits + maskASCIIKept + maskASCIILower
+	maskASCIIToX      = strings.Repeat("x", 10) + maskASCIIKept + strings.Repeat("x", 26)
 )
 
 // maskRR is a global regexp_replace.
@@ -241,6 +254,10 @@ func maskRR(x, pattern, repl string) string {
 //	src:   the value as Hive sees it (char(n) padded to n; a bpchar without
 //	       length as stored)
 //	s:     src with the ICU collation, so regex classes are Unicode's
+//	c:     the value with the "C" collation, for lower() on the ASCII path:
+//	       src for MASK_SHOW_LAST_4, whose last 4 may be padding, and probe
+//	       for the others, as the cast back to char(n) pads the result and
+//	       the masks keep spaces
 func maskString(maskType string, oid uint32, typmod int32, v string, algo string) string {
 	probe := v
 	switch {
@@ -260,18 +277,29 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 		body = maskFn("encode", maskFn(algo, maskFn("convert_to", src, "'UTF8'")), "'hex'")
 	} else {
 		s := "(" + src + " COLLATE " + maskICU + ")"
+		c := "(" + probe + " COLLATE " + maskC + ")"
+		if maskType == MaskTypeShowLast4 {
+			c = "(" + src + " COLLATE " + maskC + ")"
+		}
 		ascii := maskOp(maskFn("octet_length", probe), "=", maskFn("length", probe))
 		supp := maskOp("("+probe+" COLLATE "+maskICU+")", "~", maskLit(maskSupp))
+		// toX masks every letter and digit of an ASCII x under "C" with x;
+		// icu gives the result the collation of the other branches, as CASE
+		// requires.
+		toX := func(x string) string {
+			return maskFn("translate", maskFn("lower", x), maskLit(maskASCIIFromX), maskLit(maskASCIIToX))
+		}
+		icu := func(x string) string { return "(" + x + ") COLLATE " + maskICU }
 		var fastASCII, bmp, general string
 		switch maskType {
 		case MaskTypeMask:
-			fastASCII = maskFn("translate", s, maskLit(maskASCIIFrom), maskLit(maskASCIIToMask))
+			fastASCII = icu(maskFn("translate", c, maskLit(maskASCIIFromMask), maskLit(maskASCIIToMask)))
 			three := func(prefix string) string {
 				return maskRR(maskRR(maskRR(s, prefix+maskUpper, "X"), prefix+maskLower, "x"), prefix+maskDigit, "n")
 			}
 			bmp, general = three(""), three(maskBMP)
 		case MaskTypeDateShowYear:
-			fastASCII = maskFn("translate", s, maskLit(maskASCIIFrom), maskLit(maskASCIIToX))
+			fastASCII = icu(toX(c))
 			bmp = maskRR(s, maskAlnum, "x")
 			general = maskRR(s, maskBMP+maskAlnum, "x")
 		case MaskTypeShowLast4, MaskTypeShowFirst4:
@@ -289,8 +317,9 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 				}
 				return maskOp(kept, "||", masked)
 			}
+			cm, ck := split(c)
+			fastASCII = icu(join(toX(cm), ck))
 			m, k := split(s)
-			fastASCII = join(maskFn("translate", m, maskLit(maskASCIIFrom), maskLit(maskASCIIToX)), k)
 			bmp = join(maskRR(m, maskAlnum, "x"), k)
 			// One code point per UTF-16 unit: double each supplementary
 			// character, split and mask (never above U+FFFF), then undo.
