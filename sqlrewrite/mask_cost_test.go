@@ -115,8 +115,8 @@ func TestMaskCost(t *testing.T) {
 				"SELECT count(m) FROM (SELECT " + expr + " AS m FROM " + cs.table + ") s",
 			}
 			lookups := []string{
-				"SELECT " + maskCostQuote(cs.col) + " FROM " + cs.table + " WHERE id = %d",
-				"SELECT " + expr + " FROM " + cs.table + " WHERE id = %d",
+				"SELECT " + maskCostQuote(cs.col) + " FROM " + cs.table + " WHERE id = ",
+				"SELECT " + expr + " FROM " + cs.table + " WHERE id = ",
 			}
 			wall := make([][]time.Duration, len(scans))
 			cpus := make([][]time.Duration, len(scans))
@@ -133,7 +133,7 @@ func TestMaskCost(t *testing.T) {
 					c0 := maskCostCPU(ctx, conn)
 					s := time.Now()
 					for k := range n {
-						maskCostRun(t, conn, fmt.Sprintf(q, 1+(k*7919)%rows))
+						maskCostRun(t, conn, q+strconv.Itoa(1+(k*7919)%rows))
 					}
 					look[i] = append(look[i], time.Since(s)/n)
 					lookCPU[i] = append(lookCPU[i], time.Duration(maskCostCPU(ctx, conn)-c0)/n)
