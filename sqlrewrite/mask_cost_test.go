@@ -45,6 +45,13 @@ import (
 // PGRANGER_MASK_COST_ROWS (default 1000000), PGRANGER_MASK_COST_RUNS
 // (default 5) and PGRANGER_MASK_COST_ONLY (run only the lines whose
 // "table column mask" contains this text) change what it does.
+//
+// On a shared machine two runs can differ by 20%, so a change is measured
+// side by side with the build before it: PGRANGER_MASK_COST_DUMP=FILE
+// writes the masks this build makes to FILE and measures nothing (use few
+// rows), and PGRANGER_MASK_COST_BASELINE=FILE measures the masks of FILE,
+// interleaved, beside this build's, as "before" and "after". This file is
+// self-contained, so it can be copied into an earlier tree for the dump.
 func TestMaskCost(t *testing.T) {
 	if os.Getenv("PGRANGER_MASK_COST") == "" {
 		t.Skip("set PGRANGER_MASK_COST=1 to measure the mask expressions")
@@ -82,20 +89,48 @@ func TestMaskCost(t *testing.T) {
 		{"mc_mixed", "v", "varchar(40), 10% non-ASCII", stringMasks},
 		{"mc_mixed", "c", "char(15), 10% non-ASCII", stringMasks},
 	}
+	baseline := map[string]string{}
+	if f := os.Getenv("PGRANGER_MASK_COST_BASELINE"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if k, e, ok := strings.Cut(line, "\t="); ok {
+				baseline[k] = e
+			}
+		}
+	}
+	var dump strings.Builder
 	cpu := maskCostCPU(ctx, conn) >= 0
 	var report strings.Builder
 	fmt.Fprintf(&report, "\nPostgreSQL %s, %d rows, median of %d runs; ms per 1,000,000 rows (backend CPU ms); lookup: µs per statement\n\n",
 		serverVersion(ctx, conn), rows, runs)
-	report.WriteString("| table | column | mask | raw | physical copy | mask | mask / copy | lookup raw | lookup mask |\n|---|---|---|---|---|---|---|---|---|\n")
+	if len(baseline) > 0 {
+		report.WriteString("| table | column | mask | raw | physical copy | before | after | before / copy | after / copy | lookup raw | lookup before | lookup after |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	} else {
+		report.WriteString("| table | column | mask | raw | physical copy | mask | mask / copy | lookup raw | lookup mask |\n|---|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, cs := range cases {
 		ct := maskColumnType(t, conn, cs.table, cs.col)
 		for _, m := range cs.masks {
-			if only != "" && !strings.Contains(cs.table+" "+cs.col+" "+m, only) {
+			key := cs.table + " " + cs.col + " " + m
+			if only != "" && !strings.Contains(key, only) {
 				continue
 			}
 			expr, err := MaskSQL(m, ct, maskCostQuote(cs.col), MaskOptions{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			dump.WriteString(key + "\t=" + expr + "\n")
+			if os.Getenv("PGRANGER_MASK_COST_DUMP") != "" {
+				continue
+			}
+			// the masks measured side by side: the baseline's (an earlier
+			// build's, when given) and this build's
+			exprs := []string{expr}
+			if b, ok := baseline[key]; ok {
+				exprs = []string{b, expr}
 			}
 			// the physical copy: the same table with this column masked
 			var cols []string
@@ -112,17 +147,17 @@ func TestMaskCost(t *testing.T) {
 			scans := []string{
 				"SELECT count(" + maskCostQuote(cs.col) + ") FROM " + cs.table,
 				"SELECT count(" + maskCostQuote(cs.col) + ") FROM mc_copy",
-				"SELECT count(m) FROM (SELECT " + expr + " AS m FROM " + cs.table + ") s",
 			}
-			lookups := []string{
-				"SELECT " + maskCostQuote(cs.col) + " FROM " + cs.table + " WHERE id = ",
-				"SELECT " + expr + " FROM " + cs.table + " WHERE id = ",
+			lookups := []string{"SELECT " + maskCostQuote(cs.col) + " FROM " + cs.table + " WHERE id = "}
+			for _, e := range exprs {
+				scans = append(scans, "SELECT count(m) FROM (SELECT "+e+" AS m FROM "+cs.table+") s")
+				lookups = append(lookups, "SELECT "+e+" FROM "+cs.table+" WHERE id = ")
+				maskCostRun(t, conn, scans[len(scans)-1]) // warm-up: regexes compiled, pages cached
 			}
 			wall := make([][]time.Duration, len(scans))
 			cpus := make([][]time.Duration, len(scans))
 			look := make([][]time.Duration, len(lookups))
 			lookCPU := make([][]time.Duration, len(lookups))
-			maskCostRun(t, conn, scans[2]) // warm-up: regexes compiled, pages cached
 			for range runs {
 				for i, q := range scans {
 					w, c := maskCostTime(t, ctx, conn, q)
@@ -139,28 +174,41 @@ func TestMaskCost(t *testing.T) {
 					lookCPU[i] = append(lookCPU[i], time.Duration(maskCostCPU(ctx, conn)-c0)/n)
 				}
 			}
-			per := func(d []time.Duration, withCPU []time.Duration) string {
-				ms := float64(maskCostMedian(d).Microseconds()) / 1000 * 1e6 / float64(rows)
-				s := fmt.Sprintf("%.0f", ms)
-				if cpu {
-					s += fmt.Sprintf(" (%.0f)", float64(maskCostMedian(withCPU).Microseconds())/1000*1e6/float64(rows))
-				}
-				return s
-			}
-			ratio := float64(maskCostMedian(wall[2])) / float64(maskCostMedian(wall[1]))
 			if cpu {
-				ratio = float64(maskCostMedian(cpus[2])) / float64(maskCostMedian(cpus[1]))
 				look = lookCPU
 			}
-			line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %.1f | %.0f | %.0f |\n", cs.table, cs.what, m,
-				per(wall[0], cpus[0]), per(wall[1], cpus[1]), per(wall[2], cpus[2]), ratio,
-				float64(maskCostMedian(look[0]).Nanoseconds())/1000, float64(maskCostMedian(look[1]).Nanoseconds())/1000)
+			cells := []string{cs.table, cs.what, m}
+			for i := range scans {
+				s := fmt.Sprintf("%.0f", float64(maskCostMedian(wall[i]).Microseconds())/1000*1e6/float64(rows))
+				if cpu {
+					s += fmt.Sprintf(" (%.0f)", float64(maskCostMedian(cpus[i]).Microseconds())/1000*1e6/float64(rows))
+				}
+				cells = append(cells, s)
+			}
+			for i := 2; i < len(scans); i++ {
+				ratio := float64(maskCostMedian(wall[i])) / float64(maskCostMedian(wall[1]))
+				if cpu {
+					ratio = float64(maskCostMedian(cpus[i])) / float64(maskCostMedian(cpus[1]))
+				}
+				cells = append(cells, fmt.Sprintf("%.1f", ratio))
+			}
+			for i := range lookups {
+				cells = append(cells, fmt.Sprintf("%.0f", float64(maskCostMedian(look[i]).Nanoseconds())/1000))
+			}
+			line := "| " + strings.Join(cells, " | ") + " |\n"
 			t.Log(strings.TrimSpace(line))
 			report.WriteString(line)
 		}
 	}
+	if f := os.Getenv("PGRANGER_MASK_COST_DUMP"); f != "" {
+		if err := os.WriteFile(f, []byte(dump.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote the masks to %s", f)
+		return
+	}
 	if cpu {
-		report.WriteString("\nmask / copy is the ratio of backend CPU times; lookups are backend CPU µs per statement.\n")
+		report.WriteString("\nThe ratios are those of backend CPU times; lookups are backend CPU µs per statement.\n")
 	}
 	t.Log(report.String())
 }
