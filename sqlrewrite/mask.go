@@ -16,11 +16,14 @@ package sqlrewrite
 //   - count lengths in UTF-16 code units: a string with supplementary
 //     characters is first "expanded" (each such character doubled, so that
 //     one code point stands for one UTF-16 unit), split, and collapsed back;
-//   - have a fast path for ASCII-only strings (translate, no regex) and one
+//   - have a fast path for ASCII-only strings (one translate, no regex;
+//     docs/masks.md, "Cost", says what it costs and why) and one
 //     for strings without supplementary characters (left/right and one
 //     regexp_replace per class), and take the general path only when needed;
-//   - mask integers with CASE ladders on the magnitude (no text round trip,
-//     no overflow), reproducing Hive's results at each type's minimum;
+//   - mask integers with one width_bucket() lookup of the value's sign and
+//     digit count in constant arrays (no text round trip, no overflow, few
+//     nodes to parse and plan), reproducing Hive's results at each type's
+//     minimum;
 //   - qualify every function, operator, type and collation with pg_catalog,
 //     so a session's search_path cannot substitute its own objects;
 //   - end in COLLATE pg_catalog."default" for text types, so the masked column
@@ -206,6 +209,7 @@ func maskLit(s string) string {
 
 const (
 	maskICU     = `pg_catalog."und-x-icu"`
+	maskC       = `pg_catalog."C"`
 	maskDefault = `pg_catalog."default"`
 
 	maskUpper = `[[:upper:]]`
@@ -216,14 +220,26 @@ const (
 	maskBMP  = `(?![\U00010000-\U0010FFFF])`
 	maskSupp = `[\U00010000-\U0010FFFF]`
 
-	// ASCII fast path: translate() scans its from-list linearly, so the
-	// likeliest characters come first.
-	maskASCIIFrom = "0123456789" + "etaoinsrhldcumfpgwybvkxjqz" + "ETAOINSRHLDCUMFPGWYBVKXJQZ"
+	// ASCII fast path. translate() looks each character up in its from-list
+	// entry by entry (about 3 ns an entry, and as much again to walk the
+	// to-list to the same position; a character that is not in the list
+	// costs the whole list), so the likeliest characters come first:
+	// digits, then letters by frequency. The masks that turn every letter
+	// into x lower-case the value first (ASCII only, under "C"), which
+	// shortens their list from 62 entries to 36. Listing separators such
+	// as the space and the hyphen early (mapped to themselves) was measured
+	// too: it helps SSNs and phone numbers as much as it slows e-mail
+	// addresses and names (docs/masks.md, "Cost").
+	maskASCIIDigits = "0123456789"
+	maskASCIILower  = "etaoinsrhldcumfpgwybvkxjqz"
+	maskASCIIUpper  = "ETAOINSRHLDCUMFPGWYBVKXJQZ"
 )
 
 var (
-	maskASCIIToMask = strings.Repeat("n", 10) + strings.Repeat("x", 26) + strings.Repeat("X", 26)
-	maskASCIIToX    = strings.Repeat("x", 62)
+	maskASCIIFromMask = maskASCIIDigits + maskASCIILower + maskASCIIUpper
+	maskASCIIToMask   = strings.Repeat("n", 10) + strings.Repeat("x", 26) + strings.Repeat("X", 26)
+	maskASCIIFromX    = maskASCIIDigits + maskASCIILower
+	maskASCIIToX      = strings.Repeat("x", 36)
 )
 
 // maskRR is a global regexp_replace.
@@ -239,6 +255,10 @@ func maskRR(x, pattern, repl string) string {
 //	src:   the value as Hive sees it (char(n) padded to n; a bpchar without
 //	       length as stored)
 //	s:     src with the ICU collation, so regex classes are Unicode's
+//	c:     the value with the "C" collation, for lower() on the ASCII path:
+//	       src for MASK_SHOW_LAST_4, whose last 4 may be padding, and probe
+//	       for the others, as the cast back to char(n) pads the result and
+//	       the masks keep spaces
 func maskString(maskType string, oid uint32, typmod int32, v string, algo string) string {
 	probe := v
 	switch {
@@ -258,18 +278,29 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 		body = maskFn("encode", maskFn(algo, maskFn("convert_to", src, "'UTF8'")), "'hex'")
 	} else {
 		s := "(" + src + " COLLATE " + maskICU + ")"
+		c := "(" + probe + " COLLATE " + maskC + ")"
+		if maskType == MaskTypeShowLast4 {
+			c = "(" + src + " COLLATE " + maskC + ")"
+		}
 		ascii := maskOp(maskFn("octet_length", probe), "=", maskFn("length", probe))
 		supp := maskOp("("+probe+" COLLATE "+maskICU+")", "~", maskLit(maskSupp))
+		// toX masks every letter and digit of an ASCII x under "C" with x;
+		// icu gives the result the collation of the other branches, as CASE
+		// requires.
+		toX := func(x string) string {
+			return maskFn("translate", maskFn("lower", x), maskLit(maskASCIIFromX), maskLit(maskASCIIToX))
+		}
+		icu := func(x string) string { return "(" + x + ") COLLATE " + maskICU }
 		var fastASCII, bmp, general string
 		switch maskType {
 		case MaskTypeMask:
-			fastASCII = maskFn("translate", s, maskLit(maskASCIIFrom), maskLit(maskASCIIToMask))
+			fastASCII = icu(maskFn("translate", c, maskLit(maskASCIIFromMask), maskLit(maskASCIIToMask)))
 			three := func(prefix string) string {
 				return maskRR(maskRR(maskRR(s, prefix+maskUpper, "X"), prefix+maskLower, "x"), prefix+maskDigit, "n")
 			}
 			bmp, general = three(""), three(maskBMP)
 		case MaskTypeDateShowYear:
-			fastASCII = maskFn("translate", s, maskLit(maskASCIIFrom), maskLit(maskASCIIToX))
+			fastASCII = icu(toX(c))
 			bmp = maskRR(s, maskAlnum, "x")
 			general = maskRR(s, maskBMP+maskAlnum, "x")
 		case MaskTypeShowLast4, MaskTypeShowFirst4:
@@ -287,8 +318,9 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 				}
 				return maskOp(kept, "||", masked)
 			}
+			cm, ck := split(c)
+			fastASCII = icu(join(toX(cm), ck))
 			m, k := split(s)
-			fastASCII = join(maskFn("translate", m, maskLit(maskASCIIFrom), maskLit(maskASCIIToX)), k)
 			bmp = join(maskRR(m, maskAlnum, "x"), k)
 			// One code point per UTF-16 unit: double each supplementary
 			// character, split and mask (never above U+FFFF), then undo.
@@ -331,6 +363,7 @@ func maskLenMod(typmod int32) string {
 
 type maskIntType struct {
 	typ    string // cast target
+	arr    string // its array type
 	digits int    // decimal digits of the largest magnitude
 	min    string // the type's minimum
 	// Hive's results for the minimum, whose negation overflows inside Hive's
@@ -340,67 +373,115 @@ type maskIntType struct {
 }
 
 var maskInts = map[uint32]maskIntType{
-	maskOIDInt2: {"pg_catalog.int2", 5, "-32768", "-7232", "32759"},
-	maskOIDInt4: {"pg_catalog.int4", 10, "-2147483648", "-1111106352", "2146888889"},
-	maskOIDInt8: {"pg_catalog.int8", 19, "-9223372036854775808", "-1111111111111104192", "9222888888888888889"},
+	maskOIDInt2: {"pg_catalog.int2", "pg_catalog._int2", 5, "-32768", "-7232", "32759"},
+	maskOIDInt4: {"pg_catalog.int4", "pg_catalog._int4", 10, "-2147483648", "-1111106352", "2146888889"},
+	maskOIDInt8: {"pg_catalog.int8", "pg_catalog._int8", 19, "-9223372036854775808", "-1111111111111104192", "9222888888888888889"},
 }
 
-func maskPow10(k int) string { return "1" + strings.Repeat("0", k) }
-func maskOnes(k int) string  { return strings.Repeat("1", k) }
+func maskPow10(k int) int64 {
+	p := int64(1)
+	for range k {
+		p *= 10
+	}
+	return p
+}
 
-// maskLadder is CASE WHEN v cmp ±10^k THEN val(k) … ELSE val(last) END for
-// k = from … to-1, or just val(to) when the range is empty.
-func maskLadder(v, cmp string, neg bool, from, to int, val func(k int) string) string {
-	if from >= to {
-		return val(to)
+// maskOnes is 1…1 with k digits (10^19 - 1 would overflow).
+func maskOnes(k int) int64 {
+	o := int64(0)
+	for range k {
+		o = o*10 + 1
 	}
-	var b strings.Builder
-	b.WriteString("CASE")
-	for k := from; k < to; k++ {
-		lim := maskPow10(k)
-		if neg {
-			lim = "-" + lim
+	return o
+}
+
+// maskIntRange is a range of values with the same sign and number of
+// digits.
+type maskIntRange struct {
+	neg    bool
+	digits int
+}
+
+// maskIntRanges are the ranges of a type in ascending order, with the
+// thresholds between them for width_bucket(): thresholds[i] is the lowest
+// value of ranges[i+1]. 0 is in the range of the positive one-digit values.
+func maskIntRanges(it maskIntType) ([]maskIntRange, []int64) {
+	var ranges []maskIntRange
+	var thresholds []int64
+	for k := it.digits; k >= 1; k-- {
+		ranges = append(ranges, maskIntRange{neg: true, digits: k})
+		if k > 1 {
+			thresholds = append(thresholds, 1-maskPow10(k-1))
 		}
-		b.WriteString(" WHEN " + maskOp(v, cmp, lim) + " THEN " + val(k))
 	}
-	b.WriteString(" ELSE " + val(to) + " END")
-	return b.String()
+	thresholds = append(thresholds, 0)
+	for k := 1; k <= it.digits; k++ {
+		ranges = append(ranges, maskIntRange{digits: k})
+		if k < it.digits {
+			thresholds = append(thresholds, maskPow10(k))
+		}
+	}
+	return ranges, thresholds
+}
+
+func maskIntArray(it maskIntType, vals []int64) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return "'{" + strings.Join(s, ",") + "}'::" + it.arr
 }
 
 // maskInteger builds MASK / MASK_SHOW_LAST_4 / MASK_SHOW_FIRST_4 /
-// MASK_DATE_SHOW_YEAR on int2/int4/int8. A value with k digits has
-// magnitude in [10^(k-1), 10^k).
+// MASK_DATE_SHOW_YEAR on int2/int4/int8. width_bucket() finds, by binary
+// search in a constant array of thresholds, which range of equal sign and
+// digit count v lies in, and a second constant array holds, per range, the
+// masked value or what to add to the kept digits. The SHOW masks test for
+// the minimum first: Hive's results for it are not those of its digit
+// count. No text round trip, no overflow, and a handful of nodes
+// (PostgreSQL parses and plans every node for every statement; a CASE
+// ladder has two per digit count).
 func maskInteger(maskType string, it maskIntType, v string) string {
-	D := it.digits
-	min := "'" + it.min + "'::" + it.typ
+	ranges, thresholds := maskIntRanges(it)
+	min := maskOp(v, "=", "'"+it.min+"'::"+it.typ)
+	lookup := func(f func(r maskIntRange) int64) string {
+		vals := make([]int64, len(ranges))
+		for i, r := range ranges {
+			vals[i] = f(r)
+		}
+		return "(" + maskIntArray(it, vals) + ")[" + maskOp(maskFn("width_bucket", v, maskIntArray(it, thresholds)), "+", "1") + "]"
+	}
+	sign := func(r maskIntRange, x int64) int64 {
+		if r.neg {
+			return -x
+		}
+		return x
+	}
 	var body string
 	switch maskType {
 	case MaskTypeMask, MaskTypeDateShowYear:
 		// every digit → 1, sign kept, 0 → 1
-		pos := maskLadder(v, "<", false, 1, D, func(k int) string { return maskOnes(k) })
-		neg := maskLadder(v, ">", true, 1, D, func(k int) string { return "-" + maskOnes(k) })
-		body = "CASE WHEN " + maskOp(v, ">", "0") + " THEN " + pos +
-			" WHEN " + maskOp(v, "<", "0") + " THEN " + neg +
-			" WHEN " + maskOp(v, "=", "0") + " THEN 1 END"
+		body = lookup(func(r maskIntRange) int64 { return sign(r, maskOnes(r.digits)) })
 	case MaskTypeShowLast4:
 		// keep v % 10^4, higher digits → 1
-		low := maskOp(v, "%", "10000")
-		pos := maskLadder(v, "<", false, 5, D, func(k int) string { return maskOnes(k-4) + "0000" })
-		neg := maskLadder(v, ">", true, 5, D, func(k int) string { return maskOnes(k-4) + "0000" })
-		body = "CASE WHEN " + maskOp(v, ">", "9999") + " THEN " + maskOp(low, "+", "("+pos+")") +
-			" WHEN " + maskOp(v, "<", "-9999") + " THEN CASE WHEN " + maskOp(v, "=", min) + " THEN " + it.minLast +
-			" ELSE " + maskOp(low, "-", "("+neg+")") + " END ELSE " + v + " END"
+		add := lookup(func(r maskIntRange) int64 {
+			if r.digits <= 4 {
+				return 0
+			}
+			return sign(r, maskOnes(r.digits-4)*10000)
+		})
+		body = "CASE WHEN " + min + " THEN " + it.minLast + " ELSE " + maskOp(maskOp(v, "%", "10000"), "+", add) + " END"
 	case MaskTypeShowFirst4:
-		// keep the 4 leading digits, the k-4 lower ones → 1
-		keep := func(k int, sign string) string {
-			d := maskPow10(k - 4)
-			return maskOp(maskOp(v, "-", maskOp(v, "%", d)), sign, maskOnes(k-4))
-		}
-		pos := maskLadder(v, "<", false, 5, D, func(k int) string { return keep(k, "+") })
-		neg := maskLadder(v, ">", true, 5, D, func(k int) string { return keep(k, "-") })
-		body = "CASE WHEN " + maskOp(v, ">", "9999") + " THEN " + pos +
-			" WHEN " + maskOp(v, "<", "-9999") + " THEN CASE WHEN " + maskOp(v, "=", min) + " THEN " + it.minFirst +
-			" ELSE " + neg + " END ELSE " + v + " END"
+		// keep the 4 leading digits, the k-4 lower ones → 1: with
+		// d = ±10^(k-4), v - v % d + d / 9 (d = 1 leaves v as is)
+		d := lookup(func(r maskIntRange) int64 {
+			if r.digits <= 4 {
+				return 1
+			}
+			return sign(r, maskPow10(r.digits-4))
+		})
+		body = "CASE WHEN " + min + " THEN " + it.minFirst +
+			" ELSE " + maskOp(maskOp(v, "-", maskOp(v, "%", d)), "+", maskOp(d, "/", "9")) + " END"
 	}
 	return "(" + body + ")::" + it.typ
 }

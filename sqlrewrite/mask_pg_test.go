@@ -62,6 +62,7 @@ func TestMaskPostgres(t *testing.T) {
 
 	t.Run("Examples", func(t *testing.T) { maskTestExamples(t, conn) })
 	t.Run("Differential", func(t *testing.T) { maskTestDifferential(t, conn) })
+	t.Run("FastPaths", func(t *testing.T) { maskTestFastPaths(t, conn) })
 	t.Run("CodePoints", func(t *testing.T) { maskTestCodePoints(t, conn) })
 	t.Run("Collations", func(t *testing.T) { maskTestCollations(t, c, conn) })
 	t.Run("SearchPath", func(t *testing.T) { maskTestSearchPath(t, c) })
