@@ -127,6 +127,7 @@ type Policy struct {
 	HashAlgo         string       `toml:"hash-algo"`
 	AllowDDL         bool         `toml:"allow-ddl"`
 	DMLRowFilter     string       `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
+	RewriteCacheMB   int          `toml:"rewrite-cache-mb"`
 	File             PolicyFile   `toml:"file"`
 	Ranger           PolicyRanger `toml:"ranger"`
 }
@@ -244,6 +245,7 @@ func Default() *Config {
 			MaskPrecedence:   "tag",
 			HashAlgo:         "sha256",
 			DMLRowFilter:     "deny",
+			RewriteCacheMB:   64,
 			File:             PolicyFile{PollIntervalMS: 1000},
 			Ranger: PolicyRanger{
 				URL:                   "http://127.0.0.1:6080",
@@ -400,6 +402,7 @@ func (c *Config) Validate() error {
 	default:
 		bad("policy.dml-row-filter", "unknown value %q (want deny or apply)", c.Policy.DMLRowFilter)
 	}
+	positive("policy.rewrite-cache-mb", c.Policy.RewriteCacheMB)
 	positive("audit.buffer-size", c.Audit.BufferSize)
 	checkAddr("admin.addr", c.Admin.Addr, true)
 	if c.Admin.Addr != "" && !c.Admin.AllowRemote {

@@ -15,7 +15,7 @@ func benchEnv(b *testing.B) (*Rewriter, *Env, *Session) {
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
 	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	return New(Options{CacheSize: 1 << 20}), env, sess
+	return New(Options{CacheBytes: 1 << 30}), env, sess
 }
 
 // A statement already rewritten for this identity: one cache lookup.
@@ -113,7 +113,7 @@ func BenchmarkRewriteColdJoin3Deparse(b *testing.B) {
 // no more allocations than the key needs.
 func BenchmarkCacheHit(b *testing.B) {
 	_, env, sess := benchEnv(b)
-	rw := New(Options{CacheSize: 1 << 20, CacheStats: true})
+	rw := New(Options{CacheBytes: 1 << 30, CacheStats: true})
 	const sql = "SELECT id, ssn, amount FROM sales.orders WHERE id = 42"
 	rw.Rewrite(context.Background(), env, sess, sql)
 	b.ReportAllocs()

@@ -39,7 +39,12 @@ import (
 type Options struct {
 	MaxStatementBytes int
 	MaxNestingDepth   int
-	CacheSize         int
+	// CacheBytes bounds the memory the rewrite caches hold (the texts,
+	// keys and results they keep, estimated per entry): policy.
+	// rewrite-cache-mb. Entries counted alone do not bound it — one
+	// rewrite of a wide table with masks is tens of kilobytes. Default
+	// 64 MiB; a quarter of it goes to literal templates.
+	CacheBytes int64
 	// NamespaceMapping is policy.namespace-mapping: "schema" maps a schema
 	// to the Ranger database; "database.schema" maps "<db>.<schema>".
 	NamespaceMapping string
@@ -258,8 +263,8 @@ type Rewriter struct {
 
 // New creates a Rewriter.
 func New(opts Options) *Rewriter {
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = 10000
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = 64 << 20
 	}
 	if opts.MaxStatementBytes <= 0 {
 		opts.MaxStatementBytes = 1 << 20
@@ -275,13 +280,71 @@ func New(opts Options) *Rewriter {
 		// is Hive's default: deny.
 		opts.DMLRowFilter = DMLRowFilterDeny
 	}
-	statements := &otter.Options[cacheKey, *Result]{MaximumSize: opts.CacheSize}
-	templates := &otter.Options[cacheKey, *template]{MaximumSize: opts.CacheSize}
+	statements := &otter.Options[cacheKey, *Result]{MaximumWeight: uint64(opts.CacheBytes) / 4 * 3,
+		Weigher: func(k cacheKey, r *Result) uint32 { return clampWeight(k.weight() + r.weight()) }}
+	templates := &otter.Options[cacheKey, *template]{MaximumWeight: uint64(opts.CacheBytes) / 4,
+		Weigher: func(k cacheKey, t *template) uint32 { return clampWeight(k.weight() + t.weight()) }}
 	if opts.CacheStats {
 		statements.StatsRecorder = stats.NewCounter()
 		templates.StatsRecorder = stats.NewCounter()
 	}
-	return &Rewriter{opts: opts, cache: otter.Must(statements), templates: otter.Must(templates), repeats: newDoorkeeper(opts.CacheSize)}
+	// The doorkeeper remembers about as many texts as the caches hold
+	// entries of a typical size.
+	return &Rewriter{opts: opts, cache: otter.Must(statements), templates: otter.Must(templates), repeats: newDoorkeeper(int(opts.CacheBytes / typicalEntryBytes))}
+}
+
+// typicalEntryBytes is the size of a small cached rewrite (a lookup on a
+// table with a few masks), for sizing the doorkeeper.
+const typicalEntryBytes = 4 << 10
+
+// entryOverhead is what an entry costs besides its strings: the cache's
+// node, the Result and its slices' headers.
+const entryOverhead = 512
+
+func clampWeight(n int) uint32 {
+	if n > 1<<31 {
+		return 1 << 31
+	}
+	return uint32(n)
+}
+
+// weight estimates the bytes a key keeps alive.
+func (k cacheKey) weight() int {
+	return len(k.sql) + len(k.identity) + len(k.database) + len(k.searchPath) + len(k.defaultPath) + len(k.paramTypes)
+}
+
+// weight estimates the bytes a Result keeps alive.
+func (r *Result) weight() int {
+	n := entryOverhead + len(r.SQL) + len(r.Fingerprint)
+	if r.Err != nil {
+		n += len(r.Err.Message) + len(r.Err.Detail) + len(r.Err.Hint)
+	}
+	for _, st := range r.Statements {
+		n += 64 + len(st.Kind)
+		for _, u := range st.Resources {
+			n += 128 + len(u.Database) + len(u.Table) + 8*(len(u.PolicyIDs)+len(u.MaskPolicyIDs)+len(u.FilterPolicyIDs))
+			for _, c := range u.Columns {
+				n += 16 + len(c)
+			}
+		}
+	}
+	for _, v := range r.Views {
+		n += len(v.Name) + len(v.Create) + 2*len(v.Attnums)
+	}
+	for _, p := range r.SearchPath {
+		n += 16 + len(p)
+	}
+	return n
+}
+
+// weight estimates the bytes a template keeps alive (its Result, whose
+// SQL the pieces repeat).
+func (t *template) weight() int {
+	n := t.res.weight() + 8*len(t.order)
+	for _, p := range t.pieces {
+		n += 16 + len(p)
+	}
+	return n
 }
 
 // doorkeeper remembers, approximately, which keys were seen: a
