@@ -9,11 +9,11 @@ import (
 )
 
 // The rewrite caches are bounded by bytes (policy.rewrite-cache-mb), not
-// by entries: 6,000 distinct statements over a masked and filtered table
-// (about 1.7 KB of rewritten text each, 10 MB in all) leave the caches at
-// their budget of 1 MB and the heap grown by a small multiple of it.
+// by entries: 3,200 distinct statements over a masked and filtered table
+// (about 1.5 KB of rewritten text each, 5 MB in all) leave the caches at
+// their budget of 512 KB and the heap grown by a small multiple of it.
 func TestRewriteCacheBoundedByBytes(t *testing.T) {
-	const budget = 1 << 20
+	const budget = 512 << 10
 	rw := New(Options{CacheBytes: budget})
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
@@ -31,7 +31,7 @@ func TestRewriteCacheBoundedByBytes(t *testing.T) {
 	}
 	before := heap()
 	total := 0
-	for i := 0; i < 6000; i++ {
+	for i := 0; i < 3200; i++ {
 		// A new alias each time: a new text and a new template.
 		sql := fmt.Sprintf("SELECT o%d.id, o%d.ssn, o%d.email FROM sales.orders o%d WHERE o%d.id = 1", i, i, i, i, i)
 		res := rw.Rewrite(context.Background(), env, sess, sql)
