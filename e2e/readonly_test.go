@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +164,24 @@ func TestReadsLogNoDDL(t *testing.T) {
 		return ""
 	})
 	equalLines(t, "statements logged with log_statement = 'ddl'", logged, []string{control})
+}
+
+// TestUnixSocketBackend: backend.dsn names the server's socket directory
+// (host=/path), as a proxy on the database host would; reads, the catalog
+// and cancels go over the Unix-domain socket.
+func TestUnixSocketBackend(t *testing.T) {
+	requireCluster(t)
+	dsn := fmt.Sprintf("postgres://pgranger_svc:pgranger_svc@/demo?host=%s&port=%d&sslmode=disable", url.QueryEscape(cluster.Dir), cluster.Port)
+	p := startProxy(t, proxyOptions{policies: attackPolicies(t).bytes(t), env: map[string]string{"PGRANGER_BACKEND__DSN": dsn}})
+	conn := connect(t, p, "bob")
+	equalLines(t, "masked and filtered over the socket", rows(t, conn, "SELECT id, card FROM vault.accounts ORDER BY id"),
+		[]string{"1|xxxx-xxxx-xxxx-1234", "3|xxxx-xxxx-xxxx-5678"})
+	equalLines(t, "the backend session is on the socket", rows(t, conn, "SELECT inet_server_addr() IS NULL"), []string{"t"})
+	timer := time.AfterFunc(300*time.Millisecond, func() { conn.PgConn().CancelRequest(context.Background()) })
+	defer timer.Stop()
+	start := time.Now()
+	if _, err := conn.Exec(context.Background(), "SELECT pg_sleep(20)"); sqlstate(err) != "57014" || time.Since(start) > 10*time.Second {
+		t.Fatalf("err = %v after %v, want 57014 query_canceled over the socket", err, time.Since(start))
+	}
+	equalLines(t, "after a cancel", rows(t, conn, "SELECT count(*) FROM vault.accounts"), []string{"2"})
 }

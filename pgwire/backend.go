@@ -26,9 +26,9 @@ type backendConn struct {
 	pid    uint32
 	secret []byte
 	// params are the backend's current ParameterStatus values.
-	params   map[string]string
-	cancelTo string // host:port for CancelRequest
-	pool     *backendPool
+	params              map[string]string
+	cancelNet, cancelTo string // where a CancelRequest goes: tcp host:port, or the server's Unix-domain socket
+	pool                *backendPool
 	// views are the security-barrier views this backend session holds
 	// (client loop asks, backend loop confirms; see views.go).
 	views viewSet
@@ -185,17 +185,19 @@ func (p *backendPool) connect(ctx context.Context) (*backendConn, error) {
 		params[k] = v
 	}
 	bc := &backendConn{
-		conn:     hc.Conn,
-		r:        bufio.NewReaderSize(hc.Conn, 32*1024),
-		w:        bufio.NewWriterSize(hc.Conn, 32*1024),
-		pid:      hc.PID,
-		secret:   hc.SecretKey,
-		params:   params,
-		cancelTo: net.JoinHostPort(hc.Config.Host, fmt.Sprint(hc.Config.Port)),
-		pool:     p,
+		conn:      hc.Conn,
+		r:         bufio.NewReaderSize(hc.Conn, 32*1024),
+		w:         bufio.NewWriterSize(hc.Conn, 32*1024),
+		pid:       hc.PID,
+		secret:    hc.SecretKey,
+		params:    params,
+		cancelNet: "tcp",
+		cancelTo:  net.JoinHostPort(hc.Config.Host, fmt.Sprint(hc.Config.Port)),
+		pool:      p,
 	}
 	if strings.HasPrefix(hc.Config.Host, "/") {
-		bc.cancelTo = ""
+		// host names a socket directory, as in libpq.
+		bc.cancelNet, bc.cancelTo = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", hc.Config.Host, hc.Config.Port)
 	}
 	p.mu.Lock()
 	needPath := p.defaultSearchPath == nil
@@ -259,10 +261,7 @@ func (bc *backendConn) noteParameter(body []byte) {
 
 // cancel asks PostgreSQL to cancel whatever this connection runs now.
 func (bc *backendConn) cancel() {
-	if bc.cancelTo == "" {
-		return
-	}
-	c, err := net.DialTimeout("tcp", bc.cancelTo, 5*time.Second)
+	c, err := net.DialTimeout(bc.cancelNet, bc.cancelTo, 5*time.Second)
 	if err != nil {
 		return
 	}
