@@ -49,6 +49,7 @@ func main() {
 	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
 	flag.IntVar(&tpchRuns, "tpch-runs", 5, "timed runs of every query and target for -tpch (medians are reported)")
 	flag.DurationVar(&tpchTimeout, "tpch-timeout", 5*time.Minute, "the longest one -tpch run of a query may take")
+	flag.BoolVar(&tpchHold, "tpch-hold", false, "with -tpch: after loading and building the copies, print how to connect to pgranger and to the copies and wait for Ctrl-C instead of timing (to EXPLAIN a query by hand)")
 	flag.Parse()
 	if *tpchMode {
 		if err := runTPCH(*bin); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,6 +20,7 @@ import (
 var (
 	tpchScale   float64
 	tpchRuns    int
+	tpchHold    bool
 	tpchTimeout time.Duration
 )
 
@@ -85,6 +88,15 @@ func runTPCH(bin string) error {
 			return err
 		}
 		fmt.Printf("rows in %s: %s\n", schema, strings.Join(counts, " "))
+	}
+	if tpchHold {
+		fmt.Printf("\npgranger (governed, schema %s):  psql 'postgres://tpch:tpch@127.0.0.1:%s/tpch?sslmode=disable&options=-csearch_path%%3D%s'\n", tpch.Schema, port, tpch.Schema)
+		fmt.Printf("copies (schema %s):             psql '%s&options=-csearch_path%%3D%s'\n", tpch.CopySchema, c.SuperDSN("tpch"), tpch.CopySchema)
+		fmt.Println("holding until Ctrl-C …")
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		return nil
 	}
 	// Fresh sessions for the timed runs: the loading session's backend
 	// carries what generating the data left in it, and it showed (Q1, on
