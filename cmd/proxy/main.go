@@ -28,6 +28,7 @@ import (
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/pgwire"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -153,11 +154,8 @@ func serve(args []string, stderr io.Writer) int {
 		}()
 	}
 
-	holder := &policyHolder{
-		opts: policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
-		ttl:  time.Duration(cfg.Policy.CacheTTLSecs) * time.Second,
-		log:  log,
-	}
+	holder := policystate.New(policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
+		time.Duration(cfg.Policy.CacheTTLSecs)*time.Second, log)
 	// policy.source = "file" or "ranger" (sources.go): loaded before the
 	// proxy listens, refreshed in the background; queries only read holder.
 	policies, err := startPolicySource(ctx, cfg, holder, log)

@@ -16,6 +16,7 @@ import (
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/pgwire"
+	"github.com/pgranger/pgranger/policystate"
 )
 
 // reloader re-reads the configuration on SIGHUP and applies what can
@@ -43,7 +44,7 @@ type reloader struct {
 	auth     *identity.Authenticator
 	srv      *pgwire.Server
 	audit    *audit.Logger
-	holder   *policyHolder
+	holder   *policystate.Holder
 	level    *slog.LevelVar
 	token    *atomic.Pointer[string]
 	counters *reloadCounters
@@ -125,7 +126,7 @@ func (r *reloader) apply() error {
 			r.log.Error("listen.tls-cert: the certificate was not replaced", "err", err)
 		}
 	}
-	r.holder.reloadedTTL.Store(int64(time.Duration(next.Policy.CacheTTLSecs) * time.Second))
+	r.holder.SetTTL(time.Duration(next.Policy.CacheTTLSecs) * time.Second)
 	r.level.Set(level)
 	r.token.Store(&token)
 	if r.audit != nil && !auditSwitch {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/ranger"
 )
 
@@ -29,7 +30,7 @@ type policySource struct {
 // disk cache and a first download bounded by policy.ranger.timeout-secs),
 // and keeps it refreshing in the background until ctx ends. Queries never
 // wait on it: they read the holder.
-func startPolicySource(ctx context.Context, cfg *config.Config, holder *policyHolder, log *slog.Logger) (*policySource, error) {
+func startPolicySource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
 	switch cfg.Policy.Source {
 	case "file":
 		return startFileSource(ctx, cfg, holder, log), nil
@@ -39,14 +40,14 @@ func startPolicySource(ctx context.Context, cfg *config.Config, holder *policyHo
 	return nil, fmt.Errorf("policy.source: unknown source %q", cfg.Policy.Source)
 }
 
-func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHolder, log *slog.Logger) *policySource {
+func startFileSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) *policySource {
 	src := ranger.NewFileSource(ranger.FilePaths{
 		Policies:  cfg.Policy.File.Policies,
 		Tags:      cfg.Policy.File.Tags,
 		Roles:     cfg.Policy.File.Roles,
 		UserStore: cfg.Policy.File.UserStore,
 	})
-	holder.status = src.Status
+	holder.SetSource(src.Status, false)
 	var lastErr string
 	onError := func(err error) {
 		// Loud, but once per distinct problem rather than once per poll.
@@ -56,7 +57,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHold
 		}
 	}
 	onBundle := func(b *ranger.Bundle) {
-		if err := holder.install(b); err != nil {
+		if err := holder.Install(b); err != nil {
 			onError(err)
 			return
 		}
@@ -98,7 +99,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHold
 		kind: "file",
 		refresh: func(context.Context) (any, bool, error) {
 			err := check()
-			st := holder.snapshot()
+			st := holder.Snapshot()
 			rep := map[string]any{"source": "file", "policyVersion": st.Versions.Policy, "tagVersion": st.Versions.Tag,
 				"roleVersion": st.Versions.Role, "userStoreVersion": st.Versions.UserStore, "generation": st.Generation, "available": st.Available}
 			if err != nil {
@@ -109,7 +110,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHold
 	}
 }
 
-func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHolder, log *slog.Logger) (*policySource, error) {
+func startRangerSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
 	rc := cfg.Policy.Ranger
 	password := func() (string, error) { return rc.AdminPassword, nil }
 	if rc.AdminPasswordFile != "" {
@@ -167,14 +168,15 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 		BreakerFailures:   rc.BreakerFailures,
 		BreakerMaxBackoff: time.Duration(rc.BreakerMaxBackoffSecs) * time.Second,
 		Log:               log,
-		Install:           holder.install,
-		Clear:             holder.clear,
+		Install:           holder.Install,
+		Clear:             holder.Clear,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("policy.ranger: %w", err)
 	}
-	holder.sourceAgesRejections = true
-	holder.status = func() (time.Time, error) {
+	// Ranger's source ages rejected documents itself: they are downloaded
+	// again, and only a 304 to the version in force confirms it.
+	holder.SetSource(func() (time.Time, error) {
 		last, err := src.Status()
 		if err != nil {
 			// The details (URLs, status, Ranger's message) are in the log;
@@ -182,7 +184,7 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 			err = errors.New("policies could not be downloaded from Ranger Admin; the pgranger log has the details")
 		}
 		return last, err
-	}
+	}, true)
 	if ok, err := src.LoadCache(); err != nil {
 		log.Warn("policy.ranger.cache-dir: the disk cache is not used", "err", err)
 	} else if ok {
@@ -203,7 +205,7 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 			if err != nil {
 				return nil, false, err
 			}
-			st := holder.snapshot()
+			st := holder.Snapshot()
 			return map[string]any{
 				"source":     "ranger",
 				"versions":   rep.Versions,

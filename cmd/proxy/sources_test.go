@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/ranger/rangertest"
 )
@@ -46,8 +48,8 @@ func rangerConfig(url string) *config.Config {
 	return cfg
 }
 
-func newTestHolder(cfg *config.Config, log *slog.Logger) *policyHolder {
-	return &policyHolder{ttl: time.Duration(cfg.Policy.CacheTTLSecs) * time.Second, log: log}
+func newTestHolder(cfg *config.Config, log *slog.Logger) *policystate.Holder {
+	return policystate.New(policy.Options{}, time.Duration(cfg.Policy.CacheTTLSecs)*time.Second, log)
 }
 
 func TestRangerSourceWiring(t *testing.T) {
