@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/catalog/yamlcatalog"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
@@ -130,7 +131,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	var snap *catalog.Snapshot
 	if *catalogPath != "" {
-		if snap, err = loadCatalogFile(*catalogPath); err != nil {
+		if snap, err = yamlcatalog.LoadFile(*catalogPath); err != nil {
 			fmt.Fprintf(stderr, "pgranger check: catalog: %v\n", err)
 			return 1
 		}
