@@ -329,14 +329,11 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 	}
 }
 
+// decisionString is policy's wording of d; the line already names the
+// access, so a default deny reads "denied (no policy grants it)".
 func decisionString(d policy.Decision) string {
-	switch {
-	case d.PolicyID == -1:
-		return "allowed (super user)"
-	case d.Allowed:
-		return fmt.Sprintf("allowed by policy %d", d.PolicyID)
-	case d.PolicyID > 0:
-		return fmt.Sprintf("denied by policy %d", d.PolicyID)
+	if !d.Allowed && d.PolicyID == 0 {
+		return "denied (" + d.Verdict("it") + ")"
 	}
-	return "denied (no policy grants it)"
+	return d.Verdict("")
 }
