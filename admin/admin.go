@@ -31,7 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 // PolicyStatus is the state of the policies in force.
@@ -55,9 +55,9 @@ type Options struct {
 	Addr        string
 	AllowRemote bool // serve clients that are not on loopback
 	Log         *slog.Logger
-	Policy      func() PolicyStatus        // required
-	Ranger      func() ranger.SourceStatus // nil unless policy.source = "ranger"
-	Refresh     RefreshFunc                // nil: POST /refresh answers 501
+	Policy      func() PolicyStatus             // required
+	Ranger      func() rangeradmin.SourceStatus // nil unless policy.source = "ranger"
+	Refresh     RefreshFunc                     // nil: POST /refresh answers 501
 	// RefreshTimeout bounds POST /refresh (default 30 s).
 	RefreshTimeout time.Duration
 	// Collectors are registered next to pgranger's own.

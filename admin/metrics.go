@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 // The metrics of the policy source. Values are read at scrape time from
@@ -54,7 +54,7 @@ var (
 
 type policyCollector struct {
 	policy func() PolicyStatus
-	ranger func() ranger.SourceStatus
+	ranger func() rangeradmin.SourceStatus
 }
 
 func (c *policyCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -97,7 +97,7 @@ func (c *policyCollector) Collect(ch chan<- prometheus.Metric) {
 	r := c.ranger()
 	for _, d := range r.Documents {
 		doc := string(d.Document)
-		for _, status := range ranger.SortedStatuses(d.Fetches) {
+		for _, status := range rangeradmin.SortedStatuses(d.Fetches) {
 			ch <- prometheus.MustNewConstMetric(descFetches, prometheus.CounterValue, float64(d.Fetches[status]), doc, status)
 		}
 		if d.LastStatus != "" {
@@ -110,7 +110,7 @@ func (c *policyCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descLastSuccess, ts, doc)
 		ch <- gauge(descDocVersion, float64(d.Version), doc)
 	}
-	for _, s := range []string{ranger.BreakerClosed, ranger.BreakerOpen, ranger.BreakerHalfOpen} {
+	for _, s := range []string{rangeradmin.BreakerClosed, rangeradmin.BreakerOpen, rangeradmin.BreakerHalfOpen} {
 		v := 0.0
 		if r.Breaker.State == s {
 			v = 1

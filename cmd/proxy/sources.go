@@ -12,6 +12,7 @@ import (
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 // policySource is the running source of policy.source, as serve and the
@@ -22,7 +23,7 @@ type policySource struct {
 	// whether everything was obtained.
 	refresh func(ctx context.Context) (any, bool, error)
 	// ranger is the Ranger source's status (nil for files).
-	ranger func() ranger.SourceStatus
+	ranger func() rangeradmin.SourceStatus
 }
 
 // startPolicySource builds the source named by policy.source, connects it
@@ -121,12 +122,12 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 		if st.Mode().Perm()&0o077 != 0 {
 			log.Warn("policy.ranger.admin-password-file can be read by other users; chmod 600 it", "path", rc.AdminPasswordFile, "mode", st.Mode().Perm().String())
 		}
-		password = ranger.PasswordFromFile(rc.AdminPasswordFile)
+		password = rangeradmin.PasswordFromFile(rc.AdminPasswordFile)
 		if _, err := password(); err != nil {
 			return nil, fmt.Errorf("policy.ranger.admin-password-file: %w", err)
 		}
 	}
-	client, err := ranger.NewAdminClient(ranger.AdminClientConfig{
+	client, err := rangeradmin.NewAdminClient(rangeradmin.AdminClientConfig{
 		URLs:               rc.URLs(),
 		User:               rc.AdminUser,
 		Password:           password,
@@ -150,17 +151,17 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 			log.Warn("policy.ranger.url uses plain http to another host: the admin password and the policies cross the network unencrypted", "url", raw)
 		}
 	}
-	docs := []ranger.Document{ranger.DocPolicies}
+	docs := []rangeradmin.Document{rangeradmin.DocPolicies}
 	if rc.DownloadTags {
-		docs = append(docs, ranger.DocTags)
+		docs = append(docs, rangeradmin.DocTags)
 	}
 	if rc.DownloadRoles {
-		docs = append(docs, ranger.DocRoles)
+		docs = append(docs, rangeradmin.DocRoles)
 	}
 	if rc.DownloadUserStore {
-		docs = append(docs, ranger.DocUserStore)
+		docs = append(docs, rangeradmin.DocUserStore)
 	}
-	src, err := ranger.NewAdminSource(ranger.AdminSourceConfig{
+	src, err := rangeradmin.NewAdminSource(rangeradmin.AdminSourceConfig{
 		Client:            client,
 		Documents:         docs,
 		PollInterval:      rc.PollInterval(),

@@ -1,4 +1,4 @@
-package ranger
+package rangeradmin
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // Document names one of the four documents a Ranger plugin downloads.
@@ -326,7 +328,7 @@ func (c *AdminClient) fetchFrom(ctx context.Context, base string, doc Document, 
 			res.Status, res.Err = StatusInvalidDocument, fmt.Errorf("%s %s: HTTP 200 but %w", doc, base, err)
 			return res, false
 		}
-		if sp, ok := parsed.(*ServicePolicies); ok && sp.ServiceName != "" && sp.ServiceName != c.cfg.ServiceName {
+		if sp, ok := parsed.(*ranger.ServicePolicies); ok && sp.ServiceName != "" && sp.ServiceName != c.cfg.ServiceName {
 			res.Status, res.Err = StatusInvalidDocument, fmt.Errorf("%s %s: HTTP 200 but the policies are those of service %q, not %q", doc, base, sp.ServiceName, c.cfg.ServiceName)
 			return res, false
 		}
@@ -384,13 +386,13 @@ func transportError(err error) error {
 func parseDocumentOf(doc Document, body []byte) (any, int64, error) {
 	switch doc {
 	case DocPolicies:
-		sp, err := ParseServicePolicies(body)
+		sp, err := ranger.ParseServicePolicies(body)
 		if err != nil {
 			return nil, 0, err
 		}
 		return sp, sp.PolicyVersion, nil
 	case DocTags:
-		st, err := ParseServiceTags(body)
+		st, err := ranger.ParseServiceTags(body)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -399,13 +401,13 @@ func parseDocumentOf(doc Document, body []byte) (any, int64, error) {
 		}
 		return st, st.TagVersion, nil
 	case DocRoles:
-		r, err := ParseRoles(body)
+		r, err := ranger.ParseRoles(body)
 		if err != nil {
 			return nil, 0, err
 		}
 		return r, r.RoleVersion, nil
 	case DocUserStore:
-		us, err := ParseUserStore(body)
+		us, err := ranger.ParseUserStore(body)
 		if err != nil {
 			return nil, 0, err
 		}
