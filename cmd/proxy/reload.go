@@ -15,6 +15,7 @@ import (
 	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/metrics"
 	"github.com/pgranger/pgranger/pgwire"
 	"github.com/pgranger/pgranger/policystate"
 )
@@ -47,7 +48,7 @@ type reloader struct {
 	holder   *policystate.Holder
 	level    *slog.LevelVar
 	token    *atomic.Pointer[string]
-	counters *reloadCounters
+	counters *metrics.ReloadCounters
 	log      *slog.Logger
 }
 
@@ -67,12 +68,11 @@ func (r *reloader) reload() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.apply(); err != nil {
-		r.counters.failed.Add(1)
+		r.counters.Failed()
 		r.log.Error("configuration reload failed; the running configuration stays", "config", r.path, "err", err)
 		return
 	}
-	r.counters.ok.Add(1)
-	r.counters.lastSuccess.Store(time.Now().Unix())
+	r.counters.Succeeded(time.Now())
 }
 
 func (r *reloader) apply() error {
