@@ -36,7 +36,10 @@ const (
 var AllDocuments = []Document{DocPolicies, DocTags, DocRoles, DocUserStore}
 
 // SecurePath is the secure (authenticated) download path of d, without the
-// service name (FORMATS §1). The plain paths are never used: Ranger 2.9+
+// service name (docs/ranger.md, "What pgranger downloads"; in apache/ranger,
+// RangerRESTUtils in agents-common and the @Path of the download methods in
+// security-admin's ServiceREST, TagREST, RoleREST and XUserREST). The
+// plain paths are never used: Ranger 2.9+
 // refuses them unless unauthenticated download is switched on.
 func (d Document) SecurePath() string {
 	switch d {

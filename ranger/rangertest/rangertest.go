@@ -4,7 +4,8 @@
 // (/service/plugins/secure/policies/download/{svc},
 // /service/tags/secure/download/{svc}, /service/roles/secure/download/{svc},
 // /service/xusers/secure/download/{svc}) with Ranger's parameters and status
-// codes (ranger/FORMATS.md §1):
+// codes (docs/ranger.md; in apache/ranger, security-admin's ServiceREST,
+// TagREST, RoleREST and XUserREST):
 //
 //   - HTTP basic authentication; a missing or wrong password is 401, an
 //     authenticated user who is neither an admin nor listed in the
