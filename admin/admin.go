@@ -31,20 +31,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/metrics"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
-// PolicyStatus is the state of the policies in force.
-type PolicyStatus struct {
-	Source     string // "file" or "ranger"
-	Available  bool   // loaded and younger than the TTL
-	Reason     string // why not available
-	Generation uint64
-	// Versions of the documents in force (-1 = none).
-	PolicyVersion, TagVersion, RoleVersion, UserStoreVersion int64
-	LastSuccess                                              time.Time // when the source last confirmed them (zero = none in force)
-	TTL                                                      time.Duration
-}
+// PolicyStatus is the state of the policies in force, as /readyz and the
+// policy metrics report it.
+type PolicyStatus = metrics.PolicyStatus
 
 // RefreshFunc fetches policies now. It returns a JSON-encodable report and
 // whether every document was obtained.
@@ -55,9 +48,9 @@ type Options struct {
 	Addr        string
 	AllowRemote bool // serve clients that are not on loopback
 	Log         *slog.Logger
-	Policy      func() PolicyStatus        // required
-	Ranger      func() ranger.SourceStatus // nil unless policy.source = "ranger"
-	Refresh     RefreshFunc                // nil: POST /refresh answers 501
+	Policy      func() PolicyStatus             // required
+	Ranger      func() rangeradmin.SourceStatus // nil unless policy.source = "ranger"
+	Refresh     RefreshFunc                     // nil: POST /refresh answers 501
 	// RefreshTimeout bounds POST /refresh (default 30 s).
 	RefreshTimeout time.Duration
 	// Collectors are registered next to pgranger's own.
@@ -123,7 +116,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 	cs := append([]prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&policyCollector{policy: opts.Policy, ranger: opts.Ranger},
+		metrics.NewPolicyCollector(opts.Policy, opts.Ranger),
 	}, opts.Collectors...)
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 func get(t *testing.T, h http.Handler, method, path string) (int, string) {
@@ -25,18 +25,18 @@ func get(t *testing.T, h http.Handler, method, path string) (int, string) {
 func TestEndpoints(t *testing.T) {
 	st := PolicyStatus{Source: "ranger", Available: true, Generation: 3, PolicyVersion: 12, TagVersion: 4, RoleVersion: -1, UserStoreVersion: 2,
 		LastSuccess: time.Now().Add(-1500 * time.Millisecond), TTL: 30 * time.Second}
-	rs := ranger.SourceStatus{
+	rs := rangeradmin.SourceStatus{
 		ServiceName: "cm_hive",
-		Documents: []ranger.DocumentStatus{
-			{Document: ranger.DocPolicies, Version: 12, LastSuccess: time.Unix(1700000000, 0), LastStatus: "304", Fetches: map[string]uint64{"200": 1, "304": 7, "401": 2}},
-			{Document: ranger.DocTags, Version: 4, LastStatus: ranger.StatusTransportError, Fetches: map[string]uint64{"transport_error": 1}},
+		Documents: []rangeradmin.DocumentStatus{
+			{Document: rangeradmin.DocPolicies, Version: 12, LastSuccess: time.Unix(1700000000, 0), LastStatus: "304", Fetches: map[string]uint64{"200": 1, "304": 7, "401": 2}},
+			{Document: rangeradmin.DocTags, Version: 4, LastStatus: rangeradmin.StatusTransportError, Fetches: map[string]uint64{"transport_error": 1}},
 		},
-		Breaker: ranger.BreakerStatus{State: ranger.BreakerOpen, ConsecutiveFailures: 4},
+		Breaker: rangeradmin.BreakerStatus{State: rangeradmin.BreakerOpen, ConsecutiveFailures: 4},
 	}
 	refreshed := 0
 	h, err := NewHandler(Options{
 		Policy: func() PolicyStatus { return st },
-		Ranger: func() ranger.SourceStatus { return rs },
+		Ranger: func() rangeradmin.SourceStatus { return rs },
 		Refresh: func(ctx context.Context) (any, bool, error) {
 			refreshed++
 			return map[string]any{"versions": map[string]int{"policies": 12}}, refreshed == 1, nil

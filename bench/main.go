@@ -1,6 +1,6 @@
 // Command bench measures pgranger against direct PostgreSQL and pgbouncer
-// in one run on one machine, and reports ratios (DESIGN §11: these machines
-// are noisy, so a lone absolute number means little).
+// in one run on one machine, and reports ratios (docs/performance.md: these
+// machines are noisy, so a lone absolute number means little).
 //
 //	go run ./bench                 # 30 s per run, 3 repetitions, 8 and 32 clients
 //	go run ./bench -duration 5s -repeat 1 -clients 8   # a quick look

@@ -80,7 +80,8 @@ func (r *Relation) Column(name string) (*Column, bool) {
 }
 
 // IsSystem reports whether the relation lives in pg_catalog or
-// information_schema, which Ranger does not govern (DESIGN §4).
+// information_schema, which Ranger does not govern (docs/policy-semantics.md,
+// "Resources").
 func (r *Relation) IsSystem() bool { return IsSystemSchema(r.Schema) }
 
 // IsSystemSchema reports whether schema is pg_catalog or information_schema.

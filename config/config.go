@@ -2,7 +2,7 @@
 // PGRANGER_<SECTION>__<KEY> environment overrides and validates the result
 // with messages that name the offending key ("listen.addr: ...").
 //
-// The schema is DESIGN §8. Keys are kebab-case; every key has a default so a
+// The keys are documented in docs/configuration.md. Keys are kebab-case; every key has a default so a
 // config file only names what differs. Relative file paths are resolved
 // against the directory of the config file, so a config works whatever the
 // current directory of the process is.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 	"github.com/pgranger/pgranger/ranger/rangertest"
 )
 
@@ -45,7 +45,7 @@ func newRanger(t *testing.T) *rangertest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	srv.SetDocument(ranger.DocPolicies, demoPolicies(t).bytes(t))
+	srv.SetDocument(rangeradmin.DocPolicies, demoPolicies(t).bytes(t))
 	return srv
 }
 
@@ -78,7 +78,7 @@ func rangerProxy(t *testing.T, srv *rangertest.Server, env map[string]string) *p
 // and returns the new policy version.
 func tightenMask(t *testing.T, srv *rangertest.Server) int64 {
 	t.Helper()
-	v, err := srv.Edit(ranger.DocPolicies, func(m map[string]any) {
+	v, err := srv.Edit(rangeradmin.DocPolicies, func(m map[string]any) {
 		for _, p := range m["policies"].([]any) {
 			pm := p.(map[string]any)
 			if fmt.Sprint(pm["id"]) == "10" {
@@ -182,14 +182,14 @@ func TestRangerMasksAndNewVersionWithinOnePollInterval(t *testing.T) {
 	}
 	// The next polls send the version pgranger has (and get 304s).
 	eventually(t, 2*time.Second, func() string {
-		q := srv.LastQuery(ranger.DocPolicies)
+		q := srv.LastQuery(rangeradmin.DocPolicies)
 		if q.Get("lastKnownVersion") != "1" || q.Get("lastActivationTime") == "0" || q.Get("supportsPolicyDeltas") != "false" ||
-			!strings.HasPrefix(q.Get("pluginId"), "pgranger@") || srv.LastUser(ranger.DocPolicies) != rangerUser {
-			return fmt.Sprintf("download parameters: %v, user %q", q, srv.LastUser(ranger.DocPolicies))
+			!strings.HasPrefix(q.Get("pluginId"), "pgranger@") || srv.LastUser(rangeradmin.DocPolicies) != rangerUser {
+			return fmt.Sprintf("download parameters: %v, user %q", q, srv.LastUser(rangeradmin.DocPolicies))
 		}
 		return ""
 	})
-	if q := srv.LastQuery(ranger.DocRoles); q.Get("lastKnownRoleVersion") != "1" {
+	if q := srv.LastQuery(rangeradmin.DocRoles); q.Get("lastKnownRoleVersion") != "1" {
 		t.Errorf("roles parameters: %v", q)
 	}
 	if got := metric(t, p, "pgranger_policy_version"); got != "1" {
@@ -446,7 +446,7 @@ func TestRangerGarbageJSONKeepsLastGoodThenDenies(t *testing.T) {
 	p := rangerProxy(t, srv, nil)
 	conn := connect(t, p, "bob")
 	wantSSN(t, conn, maskedSSN)
-	srv.Garbage(ranger.DocPolicies, true)
+	srv.Garbage(rangeradmin.DocPolicies, true)
 	time.Sleep(500 * time.Millisecond)
 	wantSSN(t, conn, maskedSSN)
 	eventually(t, 4*time.Second, func() string { return deniedProblem(conn, "more than policy.cache-ttl-secs") })
@@ -456,7 +456,7 @@ func TestRangerGarbageJSONKeepsLastGoodThenDenies(t *testing.T) {
 	if got := metric(t, p, `pgranger_ranger_last_fetch{document="policies",status="invalid_document"}`); got != "1" {
 		t.Errorf("last fetch metric = %q", got)
 	}
-	srv.Garbage(ranger.DocPolicies, false)
+	srv.Garbage(rangeradmin.DocPolicies, false)
 	eventually(t, 4*time.Second, func() string {
 		if got, err := ssnOf(conn); err != nil || got != maskedSSN {
 			return fmt.Sprintf("after good JSON returned: %q %v", got, errString(err))
@@ -517,7 +517,7 @@ func TestRangerRestartFromDiskCache(t *testing.T) {
 		}
 		return ""
 	})
-	if q := srv.LastQuery(ranger.DocPolicies); q.Get("lastKnownVersion") != "1" {
+	if q := srv.LastQuery(rangeradmin.DocPolicies); q.Get("lastKnownVersion") != "1" {
 		t.Errorf("the cached version must be sent to Ranger: %v", q)
 	}
 }
@@ -593,7 +593,7 @@ func TestRangerRejectedBundleKeepsLastGoodThenDenies(t *testing.T) {
 	wantSSN(t, conn, maskedSSN)
 	// JSON that parses but cannot be enforced: a delta answer (pgranger
 	// asks for none), which applied as a bundle would drop every policy.
-	srv.SetDocument(ranger.DocPolicies, []byte(`{"serviceName":"demo_hive","policyVersion":7,"policyDeltas":[{"id":1,"changeType":2,"policiesVersion":7}]}`))
+	srv.SetDocument(rangeradmin.DocPolicies, []byte(`{"serviceName":"demo_hive","policyVersion":7,"policyDeltas":[{"id":1,"changeType":2,"policiesVersion":7}]}`))
 	time.Sleep(500 * time.Millisecond)
 	wantSSN(t, conn, maskedSSN)
 	eventually(t, 4*time.Second, func() string { return deniedProblem(conn, "more than policy.cache-ttl-secs") })
@@ -603,7 +603,7 @@ func TestRangerRejectedBundleKeepsLastGoodThenDenies(t *testing.T) {
 	// Ranger publishes a fixed version.
 	fixed := demoPolicies(t)
 	fixed["policyVersion"] = 8
-	srv.SetDocument(ranger.DocPolicies, fixed.bytes(t))
+	srv.SetDocument(rangeradmin.DocPolicies, fixed.bytes(t))
 	eventually(t, 4*time.Second, func() string {
 		if got, err := ssnOf(conn); err != nil || got != maskedSSN {
 			return fmt.Sprintf("after an enforceable bundle returned: %q %v", got, errString(err))

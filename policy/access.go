@@ -110,7 +110,7 @@ func (e *Engine) evalAccessRepo(rq *evalReq, r *repo) Decision {
 	if rq.isAny {
 		what = "any access"
 	}
-	return Decision{Allowed: false, PolicyID: 0, Reason: "no policy grants " + what}
+	return Decision{Allowed: false, PolicyID: 0, Reason: noPolicyGrants(what)}
 }
 
 type tagCandidate struct {

@@ -6,8 +6,9 @@ import (
 	"github.com/pgranger/pgranger/ranger"
 )
 
-// The stock hive service-def (ranger-servicedef-hive.json, summarised in
-// FORMATS.md §5) fills in what a bundle leaves out: the whole service-def
+// The stock hive service-def (apache/ranger's
+// agents-common/src/main/resources/service-defs/ranger-servicedef-hive.json)
+// fills in what a bundle leaves out: the whole service-def
 // when a hand-written policy file has none, and the matcherOptions of a hive
 // resource that carries none.
 

@@ -4,7 +4,9 @@
 //
 // The types mirror Ranger's own model classes field for field, so a document
 // served by Ranger Admin or written to a plugin's cache file reads the same way
-// the Java plugin reads it. Parsing lives in json.go; evaluation lives in the
+// the Java plugin reads it. Parsing lives in json.go, reading the documents
+// from local files (policy.source = "file") in filesource.go; downloading
+// them from Ranger Admin lives in ranger/rangeradmin, evaluation in the
 // policy package.
 package ranger
 

@@ -4,7 +4,8 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// copyStatement handles COPY … TO STDOUT (DESIGN §6 statement classes): a
+// copyStatement handles COPY … TO STDOUT (docs/security.md, "Mechanisms";
+// docs/clients.md for pg_dump): a
 // table becomes COPY (SELECT cols FROM table) TO STDOUT so it goes through
 // the same analysis and wrappers as any query, and COPY (query) TO STDOUT
 // has its query rewritten. The options (format, header, delimiter…) stay

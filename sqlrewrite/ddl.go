@@ -7,7 +7,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 )
 
-// DDL (DESIGN §6 statement classes), only with policy.allow-ddl; without
+// DDL (docs/security.md, "Mechanisms": DDL), only with policy.allow-ddl; without
 // it every statement here is denied. With it, Ranger decides per
 // resource, with Hive's access types:
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 )
 
-// DML (DESIGN §6 statement classes): INSERT, UPDATE, DELETE, MERGE, COPY
+// DML (docs/security.md, "Mechanisms": Writes): INSERT, UPDATE, DELETE, MERGE, COPY
 // … FROM STDIN and TRUNCATE need Ranger `update` access on the relation
 // they write (the table, and each column they assign), and `select` on
 // everything they read: their WHERE, FROM/USING, source queries,

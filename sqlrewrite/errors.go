@@ -2,7 +2,6 @@ package sqlrewrite
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/pgranger/pgranger/policy"
 )
@@ -63,12 +62,13 @@ func (d *Denial) resourceText() string {
 	return s
 }
 
-// decisionText is why the request was denied.
+// decisionText is why the request was denied, in policy's words.
 func (d *Denial) decisionText() string {
-	if d.PolicyID > 0 {
-		return "denied by policy " + strconv.FormatInt(d.PolicyID, 10)
+	id := d.PolicyID
+	if id < 0 { // a denial is never the super user's; no policy decided
+		id = 0
 	}
-	return "no policy grants " + d.Access
+	return policy.Decision{PolicyID: id}.Verdict(d.Access)
 }
 
 // accessDenied is Ranger's denial of d: the client's message, a Detail

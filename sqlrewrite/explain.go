@@ -4,7 +4,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// EXPLAIN (DESIGN §6 statement classes) has its statement analysed and
+// EXPLAIN (docs/security.md, "Mechanisms": EXPLAIN) has its statement analysed and
 // rewritten like the statement itself — access checks, wrappers, DML and
 // DDL rules — and is then refused when any relation the statement reads
 // has a row filter for the user, in every form (plain, ANALYZE, VERBOSE,

@@ -9,7 +9,8 @@ import (
 	"github.com/pgranger/pgranger/policy"
 )
 
-// Function rule (DESIGN §6 "Functions"). A function outside pg_catalog
+// Function rule (docs/security.md, "Mechanisms": Functions, and "Denied
+// built-in functions"). A function outside pg_catalog
 // is a Ranger udf resource (hive: database = the schema, as
 // policy.namespace-mapping maps it; udf = the function's name) and needs
 // `select` on it — the access Ranger's Hive plugin asks for a function a

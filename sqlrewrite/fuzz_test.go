@@ -15,7 +15,7 @@ import (
 )
 
 // FuzzRewrite checks, for any SQL text, the rewriter's two promises
-// (DESIGN §10):
+// (docs/testing.md):
 //
 //  1. whatever it allows, it sends as SQL that parses, and so do the
 //     views it asks the session to create;

@@ -12,7 +12,10 @@ import (
 	"github.com/pgranger/pgranger/policy"
 )
 
-// Ranger expressions ${{…}} in row filters and CUSTOM masks (FORMATS §6.6)
+// Ranger expressions ${{…}} in row filters and CUSTOM masks
+// (docs/policy-semantics.md, "`${{…}}` expressions"; in apache/ranger,
+// RangerRequestExprResolver, RangerRequestScriptEvaluator and
+// MacroProcessor in agents-common)
 // are expanded here, before parsing.
 //
 // Ranger expands its macros (GET_USER_ATTR → ctx.userAttr, …) and runs
@@ -1691,7 +1694,8 @@ func (ev *exprEval) ctxCall(method string, args []jsVal) (jsVal, error) {
 		}
 		if !ok && !la.hasDef {
 			// Ranger gives ""; a filter built on a missing attribute
-			// is unusable in pgranger (DESIGN §5).
+			// is unusable in pgranger (docs/policy-semantics.md,
+			// "Deliberate differences from Ranger").
 			return missingVal(fmt.Sprintf("attribute %q of user %q", x, env.user)), nil
 		}
 		if method == "userAttr" {

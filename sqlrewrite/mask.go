@@ -1,7 +1,8 @@
 package sqlrewrite
 
-// Mask expression builders (DESIGN §6 "Masks — Hive byte parity",
-// FORMATS §7, docs/masks.md).
+// Mask expression builders (docs/masks.md; the reference is Hive's
+// GenericUDFMask* in apache/hive ql/src/java/org/apache/hadoop/hive/ql/
+// udf/generic/, modelled in sqlrewrite/maskref).
 //
 // Each Ranger mask type becomes one plain PostgreSQL expression that returns,
 // for the value of a column, exactly what Hive's mask UDF behind the

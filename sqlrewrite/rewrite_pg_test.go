@@ -18,8 +18,9 @@ import (
 // TestRewriteGoldenPostgres runs every golden case that is one SELECT
 // against a real PostgreSQL holding testCatalog's relations: when the
 // user's text prepares and runs, the rewritten text must too, with the same
-// result columns (names and type OIDs, DESIGN §6 "same visible name and the
-// same columns in the same order"); when the user's text fails, the rewrite
+// result columns (names and type OIDs: the wrapper keeps the same visible
+// name and the same columns in the same order, docs/security.md,
+// "Mechanisms": The wrapper); when the user's text fails, the rewrite
 // must not make it succeed. This catches what pg_query cannot: ambiguous or
 // unknown names after wrapping, type errors in masks and filters. A case
 // with a "-- pg:" note has an accepted difference: its rewrite need only

@@ -11,7 +11,8 @@
 //	→ SELECT id, ssn FROM (SELECT id, <mask(ssn)> AS ssn, … FROM sales.orders WHERE <filter>) o
 //
 // A statement kind the rewriter does not know is denied; nothing that was
-// not understood is forwarded (DESIGN §6). Results are cached by statement
+// not understood is forwarded (docs/security.md, "Mechanisms": Fail
+// closed; docs/architecture.md, "The path of one statement"). Results are cached by statement
 // text, identity, policy generation, catalog version and search_path, so the
 // parser runs once per distinct text.
 package sqlrewrite

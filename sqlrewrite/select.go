@@ -431,7 +431,7 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 const maxViewDepth = 32
 
 // expandView parses a view's definition and analyses it as a query of its
-// own (DESIGN §4): the view is a resource of its own for access, and the
+// own (docs/policy-semantics.md, "Resources"): the view is a resource of its own for access, and the
 // relations it reads keep their masks and row filters for this user, so a
 // view never launders either. Inside the definition access is not checked
 // again — granting a view is how Ranger administrators expose a part of a
@@ -521,8 +521,8 @@ func aliasName(a *pg.Alias) string {
 	return a.Aliasname
 }
 
-// deniedCatalogRelations leak data or other users' activity (DESIGN §6
-// "Catalog"): statistics hold sampled column values, pg_stat_activity and
+// deniedCatalogRelations leak data or other users' activity
+// (docs/security.md, "Mechanisms": Catalog relations): statistics hold sampled column values, pg_stat_activity and
 // friends show other sessions' statements (which include rewritten policy
 // text), large objects bypass table policies.
 var deniedCatalogRelations = map[string]string{

@@ -7,7 +7,8 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// Session functions (DESIGN §6): the backend runs as pgranger's service
+// Session functions (docs/security.md, "Mechanisms": Session settings;
+// docs/identity.md, "Inside SQL"): the backend runs as pgranger's service
 // role, so current_user & co. would name that role. In policy expressions
 // they always become the authenticated user's name as a literal; in user SQL
 // too unless Options.KeepSessionFunctions. Hive's session UDFs

@@ -60,7 +60,7 @@ func (r *stmtRewriter) fail(e *Error) {
 	}
 }
 
-// Statement classes (DESIGN §6). Each entry says what happens to a kind;
+// Statement classes (docs/security.md, "Mechanisms"). Each entry says what happens to a kind;
 // anything not listed is denied, so a statement kind added by a future
 // grammar is refused until someone decides what it needs.
 const (

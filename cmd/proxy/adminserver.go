@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgranger/pgranger/admin"
 	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/policystate"
 )
 
 // adminOptions are the parts of the admin endpoint serve builds.
@@ -22,7 +23,7 @@ type adminOptions struct {
 }
 
 // startAdmin serves admin.addr (nil, nil when it is "").
-func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, src *policySource, log *slog.Logger, ao adminOptions) (*admin.Server, error) {
+func startAdmin(ctx context.Context, cfg *config.Config, holder *policystate.Holder, src *policySource, log *slog.Logger, ao adminOptions) (*admin.Server, error) {
 	if cfg.Admin.Addr == "" {
 		return nil, nil
 	}
@@ -48,11 +49,11 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policyHolder, s
 		AllowRemote: cfg.Admin.AllowRemote,
 		Log:         log,
 		Policy: func() admin.PolicyStatus {
-			st := holder.snapshot()
+			st := holder.Snapshot()
 			return admin.PolicyStatus{
 				Source: src.kind, Available: st.Available, Reason: st.Reason, Generation: st.Generation,
 				PolicyVersion: st.Versions.Policy, TagVersion: st.Versions.Tag, RoleVersion: st.Versions.Role, UserStoreVersion: st.Versions.UserStore,
-				LastSuccess: st.LastSuccess, TTL: holder.currentTTL(),
+				LastSuccess: st.LastSuccess, TTL: holder.TTL(),
 			}
 		},
 		Ranger:  src.ranger,

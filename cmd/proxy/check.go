@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/catalog/yamlcatalog"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
@@ -130,7 +131,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	var snap *catalog.Snapshot
 	if *catalogPath != "" {
-		if snap, err = loadCatalogFile(*catalogPath); err != nil {
+		if snap, err = yamlcatalog.LoadFile(*catalogPath); err != nil {
 			fmt.Fprintf(stderr, "pgranger check: catalog: %v\n", err)
 			return 1
 		}
@@ -328,14 +329,11 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 	}
 }
 
+// decisionString is policy's wording of d; the line already names the
+// access, so a default deny reads "denied (no policy grants it)".
 func decisionString(d policy.Decision) string {
-	switch {
-	case d.PolicyID == -1:
-		return "allowed (super user)"
-	case d.Allowed:
-		return fmt.Sprintf("allowed by policy %d", d.PolicyID)
-	case d.PolicyID > 0:
-		return fmt.Sprintf("denied by policy %d", d.PolicyID)
+	if !d.Allowed && d.PolicyID == 0 {
+		return "denied (" + d.Verdict("it") + ")"
 	}
-	return "denied (no policy grants it)"
+	return d.Verdict("")
 }

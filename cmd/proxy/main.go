@@ -26,8 +26,10 @@ import (
 	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/metrics"
 	"github.com/pgranger/pgranger/pgwire"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -153,11 +155,8 @@ func serve(args []string, stderr io.Writer) int {
 		}()
 	}
 
-	holder := &policyHolder{
-		opts: policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
-		ttl:  time.Duration(cfg.Policy.CacheTTLSecs) * time.Second,
-		log:  log,
-	}
+	holder := policystate.New(policy.Options{MaskPrecedence: cfg.Policy.MaskPrecedence},
+		time.Duration(cfg.Policy.CacheTTLSecs)*time.Second, log)
 	// policy.source = "file" or "ranger" (sources.go): loaded before the
 	// proxy listens, refreshed in the background; queries only read holder.
 	policies, err := startPolicySource(ctx, cfg, holder, log)
@@ -184,9 +183,9 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	var adminTok atomic.Pointer[string]
 	adminTok.Store(&token)
-	reloads := &reloadCounters{}
+	reloads := &metrics.ReloadCounters{}
 	probe := &backendProbe{dsn: cfg.Backend.DSN, log: log}
-	collector := &proxyCollector{srv: srv, rw: rw, audit: auditLog, reloads: reloads, backend: probe}
+	collector := &metrics.ProxyCollector{Version: version, Server: srv, Rewriter: rw, Audit: auditLog, Reloads: reloads, Backend: probe.check}
 	if _, err := startAdmin(ctx, cfg, holder, policies, log, adminOptions{
 		token: func() string { return *adminTok.Load() }, backend: probe.check, collector: collector,
 		draining: srv.Draining,

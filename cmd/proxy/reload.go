@@ -15,7 +15,9 @@ import (
 	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/metrics"
 	"github.com/pgranger/pgranger/pgwire"
+	"github.com/pgranger/pgranger/policystate"
 )
 
 // reloader re-reads the configuration on SIGHUP and applies what can
@@ -43,10 +45,10 @@ type reloader struct {
 	auth     *identity.Authenticator
 	srv      *pgwire.Server
 	audit    *audit.Logger
-	holder   *policyHolder
+	holder   *policystate.Holder
 	level    *slog.LevelVar
 	token    *atomic.Pointer[string]
-	counters *reloadCounters
+	counters *metrics.ReloadCounters
 	log      *slog.Logger
 }
 
@@ -66,12 +68,11 @@ func (r *reloader) reload() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.apply(); err != nil {
-		r.counters.failed.Add(1)
+		r.counters.Failed()
 		r.log.Error("configuration reload failed; the running configuration stays", "config", r.path, "err", err)
 		return
 	}
-	r.counters.ok.Add(1)
-	r.counters.lastSuccess.Store(time.Now().Unix())
+	r.counters.Succeeded(time.Now())
 }
 
 func (r *reloader) apply() error {
@@ -125,7 +126,7 @@ func (r *reloader) apply() error {
 			r.log.Error("listen.tls-cert: the certificate was not replaced", "err", err)
 		}
 	}
-	r.holder.reloadedTTL.Store(int64(time.Duration(next.Policy.CacheTTLSecs) * time.Second))
+	r.holder.SetTTL(time.Duration(next.Policy.CacheTTLSecs) * time.Second)
 	r.level.Set(level)
 	r.token.Store(&token)
 	if r.audit != nil && !auditSwitch {

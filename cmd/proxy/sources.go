@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 // policySource is the running source of policy.source, as serve and the
@@ -21,7 +23,7 @@ type policySource struct {
 	// whether everything was obtained.
 	refresh func(ctx context.Context) (any, bool, error)
 	// ranger is the Ranger source's status (nil for files).
-	ranger func() ranger.SourceStatus
+	ranger func() rangeradmin.SourceStatus
 }
 
 // startPolicySource builds the source named by policy.source, connects it
@@ -29,7 +31,7 @@ type policySource struct {
 // disk cache and a first download bounded by policy.ranger.timeout-secs),
 // and keeps it refreshing in the background until ctx ends. Queries never
 // wait on it: they read the holder.
-func startPolicySource(ctx context.Context, cfg *config.Config, holder *policyHolder, log *slog.Logger) (*policySource, error) {
+func startPolicySource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
 	switch cfg.Policy.Source {
 	case "file":
 		return startFileSource(ctx, cfg, holder, log), nil
@@ -39,14 +41,14 @@ func startPolicySource(ctx context.Context, cfg *config.Config, holder *policyHo
 	return nil, fmt.Errorf("policy.source: unknown source %q", cfg.Policy.Source)
 }
 
-func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHolder, log *slog.Logger) *policySource {
+func startFileSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) *policySource {
 	src := ranger.NewFileSource(ranger.FilePaths{
 		Policies:  cfg.Policy.File.Policies,
 		Tags:      cfg.Policy.File.Tags,
 		Roles:     cfg.Policy.File.Roles,
 		UserStore: cfg.Policy.File.UserStore,
 	})
-	holder.status = src.Status
+	holder.SetSource(src.Status, false)
 	var lastErr string
 	onError := func(err error) {
 		// Loud, but once per distinct problem rather than once per poll.
@@ -56,7 +58,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHold
 		}
 	}
 	onBundle := func(b *ranger.Bundle) {
-		if err := holder.install(b); err != nil {
+		if err := holder.Install(b); err != nil {
 			onError(err)
 			return
 		}
@@ -98,7 +100,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHold
 		kind: "file",
 		refresh: func(context.Context) (any, bool, error) {
 			err := check()
-			st := holder.snapshot()
+			st := holder.Snapshot()
 			rep := map[string]any{"source": "file", "policyVersion": st.Versions.Policy, "tagVersion": st.Versions.Tag,
 				"roleVersion": st.Versions.Role, "userStoreVersion": st.Versions.UserStore, "generation": st.Generation, "available": st.Available}
 			if err != nil {
@@ -109,7 +111,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policyHold
 	}
 }
 
-func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHolder, log *slog.Logger) (*policySource, error) {
+func startRangerSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
 	rc := cfg.Policy.Ranger
 	password := func() (string, error) { return rc.AdminPassword, nil }
 	if rc.AdminPasswordFile != "" {
@@ -120,12 +122,12 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 		if st.Mode().Perm()&0o077 != 0 {
 			log.Warn("policy.ranger.admin-password-file can be read by other users; chmod 600 it", "path", rc.AdminPasswordFile, "mode", st.Mode().Perm().String())
 		}
-		password = ranger.PasswordFromFile(rc.AdminPasswordFile)
+		password = rangeradmin.PasswordFromFile(rc.AdminPasswordFile)
 		if _, err := password(); err != nil {
 			return nil, fmt.Errorf("policy.ranger.admin-password-file: %w", err)
 		}
 	}
-	client, err := ranger.NewAdminClient(ranger.AdminClientConfig{
+	client, err := rangeradmin.NewAdminClient(rangeradmin.AdminClientConfig{
 		URLs:               rc.URLs(),
 		User:               rc.AdminUser,
 		Password:           password,
@@ -149,17 +151,17 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 			log.Warn("policy.ranger.url uses plain http to another host: the admin password and the policies cross the network unencrypted", "url", raw)
 		}
 	}
-	docs := []ranger.Document{ranger.DocPolicies}
+	docs := []rangeradmin.Document{rangeradmin.DocPolicies}
 	if rc.DownloadTags {
-		docs = append(docs, ranger.DocTags)
+		docs = append(docs, rangeradmin.DocTags)
 	}
 	if rc.DownloadRoles {
-		docs = append(docs, ranger.DocRoles)
+		docs = append(docs, rangeradmin.DocRoles)
 	}
 	if rc.DownloadUserStore {
-		docs = append(docs, ranger.DocUserStore)
+		docs = append(docs, rangeradmin.DocUserStore)
 	}
-	src, err := ranger.NewAdminSource(ranger.AdminSourceConfig{
+	src, err := rangeradmin.NewAdminSource(rangeradmin.AdminSourceConfig{
 		Client:            client,
 		Documents:         docs,
 		PollInterval:      rc.PollInterval(),
@@ -167,14 +169,15 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 		BreakerFailures:   rc.BreakerFailures,
 		BreakerMaxBackoff: time.Duration(rc.BreakerMaxBackoffSecs) * time.Second,
 		Log:               log,
-		Install:           holder.install,
-		Clear:             holder.clear,
+		Install:           holder.Install,
+		Clear:             holder.Clear,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("policy.ranger: %w", err)
 	}
-	holder.sourceAgesRejections = true
-	holder.status = func() (time.Time, error) {
+	// Ranger's source ages rejected documents itself: they are downloaded
+	// again, and only a 304 to the version in force confirms it.
+	holder.SetSource(func() (time.Time, error) {
 		last, err := src.Status()
 		if err != nil {
 			// The details (URLs, status, Ranger's message) are in the log;
@@ -182,7 +185,7 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 			err = errors.New("policies could not be downloaded from Ranger Admin; the pgranger log has the details")
 		}
 		return last, err
-	}
+	}, true)
 	if ok, err := src.LoadCache(); err != nil {
 		log.Warn("policy.ranger.cache-dir: the disk cache is not used", "err", err)
 	} else if ok {
@@ -203,7 +206,7 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyHo
 			if err != nil {
 				return nil, false, err
 			}
-			st := holder.snapshot()
+			st := holder.Snapshot()
 			return map[string]any{
 				"source":     "ranger",
 				"versions":   rep.Versions,

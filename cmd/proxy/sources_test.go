@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/config"
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/policystate"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 	"github.com/pgranger/pgranger/ranger/rangertest"
 )
 
@@ -46,8 +48,8 @@ func rangerConfig(url string) *config.Config {
 	return cfg
 }
 
-func newTestHolder(cfg *config.Config, log *slog.Logger) *policyHolder {
-	return &policyHolder{ttl: time.Duration(cfg.Policy.CacheTTLSecs) * time.Second, log: log}
+func newTestHolder(cfg *config.Config, log *slog.Logger) *policystate.Holder {
+	return policystate.New(policy.Options{}, time.Duration(cfg.Policy.CacheTTLSecs)*time.Second, log)
 }
 
 func TestRangerSourceWiring(t *testing.T) {
@@ -56,7 +58,7 @@ func TestRangerSourceWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	srv.SetDocument(ranger.DocPolicies, []byte(`{"serviceName":"cm_hive","policyVersion":3,"policies":[]}`))
+	srv.SetDocument(rangeradmin.DocPolicies, []byte(`{"serviceName":"cm_hive","policyVersion":3,"policies":[]}`))
 	var logs syncBuf
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,12 +75,12 @@ func TestRangerSourceWiring(t *testing.T) {
 	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
 		t.Fatalf("after start: %+v\n%s", st, logs.String())
 	}
-	if srv.Requests(ranger.DocUserStore) != 0 {
+	if srv.Requests(rangeradmin.DocUserStore) != 0 {
 		t.Error("download-userstore = false still downloaded the user store")
 	}
 	rep, ok, err := src.refresh(ctx)
 	m, _ := rep.(map[string]any)
-	if err != nil || !ok || m["versions"].(map[ranger.Document]int64)[ranger.DocPolicies] != 3 {
+	if err != nil || !ok || m["versions"].(map[rangeradmin.Document]int64)[rangeradmin.DocPolicies] != 3 {
 		t.Errorf("refresh: %v %v %+v", ok, err, rep)
 	}
 	if snap := src.ranger(); snap.ServiceName != "cm_hive" || len(snap.Documents) != 3 {

@@ -4,7 +4,8 @@
 // (/service/plugins/secure/policies/download/{svc},
 // /service/tags/secure/download/{svc}, /service/roles/secure/download/{svc},
 // /service/xusers/secure/download/{svc}) with Ranger's parameters and status
-// codes (ranger/FORMATS.md §1):
+// codes (docs/ranger.md; in apache/ranger, security-admin's ServiceREST,
+// TagREST, RoleREST and XUserREST):
 //
 //   - HTTP basic authentication; a missing or wrong password is 401, an
 //     authenticated user who is neither an admin nor listed in the
@@ -38,7 +39,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 // Server is a running test Ranger Admin.
@@ -53,16 +54,16 @@ type Server struct {
 	admins        map[string]bool
 	downloadUsers []string // policy.download.auth.users
 	tagUsers      []string // tag.download.auth.users
-	docs          map[ranger.Document]*document
-	faults        map[ranger.Document]fault // per document; "" key below for all
+	docs          map[rangeradmin.Document]*document
+	faults        map[rangeradmin.Document]fault // per document; "" key below for all
 	allFault      *fault
 	hang          chan struct{} // non-nil while hanging: closed to release
 	gone          bool
-	garbage       map[ranger.Document]bool
+	garbage       map[rangeradmin.Document]bool
 	notModified   int // 304 or 204
-	counts        map[ranger.Document]int
-	queries       map[ranger.Document]url.Values
-	users         map[ranger.Document]string
+	counts        map[rangeradmin.Document]int
+	queries       map[rangeradmin.Document]url.Values
+	users         map[rangeradmin.Document]string
 }
 
 type document struct {
@@ -86,13 +87,13 @@ func New(service, user, password string) (*Server, error) {
 		admins:        map[string]bool{},
 		downloadUsers: []string{user},
 		tagUsers:      []string{user},
-		docs:          map[ranger.Document]*document{},
-		faults:        map[ranger.Document]fault{},
-		garbage:       map[ranger.Document]bool{},
+		docs:          map[rangeradmin.Document]*document{},
+		faults:        map[rangeradmin.Document]fault{},
+		garbage:       map[rangeradmin.Document]bool{},
 		notModified:   http.StatusNotModified,
-		counts:        map[ranger.Document]int{},
-		queries:       map[ranger.Document]url.Values{},
-		users:         map[ranger.Document]string{},
+		counts:        map[rangeradmin.Document]int{},
+		queries:       map[rangeradmin.Document]url.Values{},
+		users:         map[rangeradmin.Document]string{},
 	}
 	if err := s.listen("127.0.0.1:0"); err != nil {
 		return nil, err
@@ -189,14 +190,14 @@ func (s *Server) SetDownloadUsers(users ...string) {
 // own version field (policyVersion, tagVersion, roleVersion,
 // userStoreVersion; -1 when absent). body need not be valid JSON (then the
 // version is -1).
-func (s *Server) SetDocument(doc ranger.Document, body []byte) {
+func (s *Server) SetDocument(doc rangeradmin.Document, body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.docs[doc] = &document{body: append([]byte(nil), body...), version: versionOf(doc, body)}
 }
 
 // SetDocumentFile serves the file at path for doc.
-func (s *Server) SetDocumentFile(doc ranger.Document, path string) error {
+func (s *Server) SetDocumentFile(doc rangeradmin.Document, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -206,7 +207,7 @@ func (s *Server) SetDocumentFile(doc ranger.Document, path string) error {
 }
 
 // Document returns the body served for doc and its version.
-func (s *Server) Document(doc ranger.Document) ([]byte, int64) {
+func (s *Server) Document(doc rangeradmin.Document) ([]byte, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.docLocked(doc)
@@ -215,7 +216,7 @@ func (s *Server) Document(doc ranger.Document) ([]byte, int64) {
 
 // Edit changes doc as generic JSON, raises its version by one (as Ranger
 // does on every change) and returns the new version.
-func (s *Server) Edit(doc ranger.Document, edit func(m map[string]any)) (int64, error) {
+func (s *Server) Edit(doc rangeradmin.Document, edit func(m map[string]any)) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.docLocked(doc)
@@ -239,11 +240,11 @@ func (s *Server) Edit(doc ranger.Document, edit func(m map[string]any)) (int64, 
 }
 
 // Bump raises doc's version without other changes.
-func (s *Server) Bump(doc ranger.Document) (int64, error) { return s.Edit(doc, nil) }
+func (s *Server) Bump(doc rangeradmin.Document) (int64, error) { return s.Edit(doc, nil) }
 
 // Fail makes every download of doc answer status with body; Fail(doc, 0, "")
 // clears it. Use FailAll for every document.
-func (s *Server) Fail(doc ranger.Document, status int, body string) {
+func (s *Server) Fail(doc rangeradmin.Document, status int, body string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if status == 0 {
@@ -265,7 +266,7 @@ func (s *Server) FailAll(status int, body string) {
 }
 
 // Garbage makes downloads of doc answer 200 with a body that is not JSON.
-func (s *Server) Garbage(doc ranger.Document, on bool) {
+func (s *Server) Garbage(doc rangeradmin.Document, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.garbage[doc] = on
@@ -309,16 +310,16 @@ func (s *Server) NotModifiedStatus(code int) {
 // Normal clears every fault (failures, garbage, hang, lost service).
 func (s *Server) Normal() {
 	s.mu.Lock()
-	s.faults = map[ranger.Document]fault{}
+	s.faults = map[rangeradmin.Document]fault{}
 	s.allFault = nil
-	s.garbage = map[ranger.Document]bool{}
+	s.garbage = map[rangeradmin.Document]bool{}
 	s.gone = false
 	s.mu.Unlock()
 	s.Release()
 }
 
 // Requests counts the requests that reached doc's endpoint (any outcome).
-func (s *Server) Requests(doc ranger.Document) int {
+func (s *Server) Requests(doc rangeradmin.Document) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[doc]
@@ -336,20 +337,20 @@ func (s *Server) TotalRequests() int {
 }
 
 // LastQuery returns the query parameters of the last request for doc.
-func (s *Server) LastQuery(doc ranger.Document) url.Values {
+func (s *Server) LastQuery(doc rangeradmin.Document) url.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.queries[doc]
 }
 
 // LastUser returns the basic-auth user of the last request for doc.
-func (s *Server) LastUser(doc ranger.Document) string {
+func (s *Server) LastUser(doc rangeradmin.Document) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.users[doc]
 }
 
-func (s *Server) docLocked(doc ranger.Document) *document {
+func (s *Server) docLocked(doc rangeradmin.Document) *document {
 	if d := s.docs[doc]; d != nil {
 		return d
 	}
@@ -359,19 +360,19 @@ func (s *Server) docLocked(doc ranger.Document) *document {
 	return d
 }
 
-func versionField(doc ranger.Document) string {
+func versionField(doc rangeradmin.Document) string {
 	switch doc {
-	case ranger.DocTags:
+	case rangeradmin.DocTags:
 		return "tagVersion"
-	case ranger.DocRoles:
+	case rangeradmin.DocRoles:
 		return "roleVersion"
-	case ranger.DocUserStore:
+	case rangeradmin.DocUserStore:
 		return "userStoreVersion"
 	}
 	return "policyVersion"
 }
 
-func versionOf(doc ranger.Document, body []byte) int64 {
+func versionOf(doc rangeradmin.Document, body []byte) int64 {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
 		return -1
@@ -391,9 +392,9 @@ var plainPaths = []string{
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	var doc ranger.Document
+	var doc rangeradmin.Document
 	var service string
-	for _, d := range ranger.AllDocuments {
+	for _, d := range rangeradmin.AllDocuments {
 		if rest, ok := strings.CutPrefix(r.URL.Path, d.SecurePath()); ok {
 			doc, service = d, rest
 			break
@@ -454,11 +455,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if svc != s.service || s.gone {
-		vxResponse(w, http.StatusNotFound, ranger.ServiceNotFoundMarker+": ServiceName="+svc)
+		vxResponse(w, http.StatusNotFound, rangeradmin.ServiceNotFoundMarker+": ServiceName="+svc)
 		return
 	}
 	allowed := s.downloadUsers
-	if doc == ranger.DocTags {
+	if doc == rangeradmin.DocTags {
 		allowed = s.tagUsers
 	}
 	if !s.admins[user] && !userAllowed(allowed, user) {
@@ -474,7 +475,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		last = v
-	} else if doc == ranger.DocTags {
+	} else if doc == rangeradmin.DocTags {
 		last = -2 // no default for tags: always send
 	}
 	if s.garbage[doc] {

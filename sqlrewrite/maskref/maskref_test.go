@@ -213,7 +213,7 @@ func TestStrings(t *testing.T) {
 		{"straddle last4", ShowLast4("a😀bcd"), "x😀bcd"},       // split inside the pair: both halves kept
 		{"straddle first4", ShowFirst4("abc😀d"), "abc😀x"},     // ditto
 		{"supplementary kept", Mask("𝐀𝐚𝟎𐐀"), "𝐀𝐚𝟎𐐀"},          // Lu/Ll/Nd above U+FFFF
-		{"unicode", Mask("Ünïcødé ١٢٣ 漢字"), "Xxxxxxx nnn 漢字"}, // FORMATS §6 examples
+		{"unicode", Mask("Ünïcødé ١٢٣ 漢字"), "Xxxxxxx nnn 漢字"}, // docs/masks.md's table
 		{"titlecase modifier mark", Mask("ǅʰé"), "ǅʰx"},       // Lt, Lm kept; é precomposed Ll
 		{"combining", Mask("e\u0301"), "x\u0301"},             // Mn kept
 		{"fullwidth", Mask("Ａｂ１"), "Xxn"},

@@ -1,4 +1,4 @@
-package ranger
+package rangeradmin
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // Document names one of the four documents a Ranger plugin downloads.
@@ -34,7 +36,10 @@ const (
 var AllDocuments = []Document{DocPolicies, DocTags, DocRoles, DocUserStore}
 
 // SecurePath is the secure (authenticated) download path of d, without the
-// service name (FORMATS §1). The plain paths are never used: Ranger 2.9+
+// service name (docs/ranger.md, "What pgranger downloads"; in apache/ranger,
+// RangerRESTUtils in agents-common and the @Path of the download methods in
+// security-admin's ServiceREST, TagREST, RoleREST and XUserREST). The
+// plain paths are never used: Ranger 2.9+
 // refuses them unless unauthenticated download is switched on.
 func (d Document) SecurePath() string {
 	switch d {
@@ -326,7 +331,7 @@ func (c *AdminClient) fetchFrom(ctx context.Context, base string, doc Document, 
 			res.Status, res.Err = StatusInvalidDocument, fmt.Errorf("%s %s: HTTP 200 but %w", doc, base, err)
 			return res, false
 		}
-		if sp, ok := parsed.(*ServicePolicies); ok && sp.ServiceName != "" && sp.ServiceName != c.cfg.ServiceName {
+		if sp, ok := parsed.(*ranger.ServicePolicies); ok && sp.ServiceName != "" && sp.ServiceName != c.cfg.ServiceName {
 			res.Status, res.Err = StatusInvalidDocument, fmt.Errorf("%s %s: HTTP 200 but the policies are those of service %q, not %q", doc, base, sp.ServiceName, c.cfg.ServiceName)
 			return res, false
 		}
@@ -384,13 +389,13 @@ func transportError(err error) error {
 func parseDocumentOf(doc Document, body []byte) (any, int64, error) {
 	switch doc {
 	case DocPolicies:
-		sp, err := ParseServicePolicies(body)
+		sp, err := ranger.ParseServicePolicies(body)
 		if err != nil {
 			return nil, 0, err
 		}
 		return sp, sp.PolicyVersion, nil
 	case DocTags:
-		st, err := ParseServiceTags(body)
+		st, err := ranger.ParseServiceTags(body)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -399,13 +404,13 @@ func parseDocumentOf(doc Document, body []byte) (any, int64, error) {
 		}
 		return st, st.TagVersion, nil
 	case DocRoles:
-		r, err := ParseRoles(body)
+		r, err := ranger.ParseRoles(body)
 		if err != nil {
 			return nil, 0, err
 		}
 		return r, r.RoleVersion, nil
 	case DocUserStore:
-		us, err := ParseUserStore(body)
+		us, err := ranger.ParseUserStore(body)
 		if err != nil {
 			return nil, 0, err
 		}

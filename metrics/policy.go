@@ -1,4 +1,10 @@
-package admin
+// Package metrics owns pgranger's Prometheus metric names and the
+// collectors that export them: the policy source's (policy.go, served by
+// every admin endpoint) and the proxy's (proxy.go: connections,
+// statements, rewrite caches, pool, audit, reloads, backend). Every value
+// is read at scrape time from the component that owns it, so a scrape
+// cannot disagree with what queries see; the collectors keep no state.
+package metrics
 
 import (
 	"math"
@@ -6,7 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
 // The metrics of the policy source. Values are read at scrape time from
@@ -52,9 +58,27 @@ var (
 		"1 when Ranger Admin answered 404 RANGER_ERROR_SERVICE_NOT_FOUND for policy.service-name (its policies were dropped).", nil, nil)
 )
 
+// PolicyStatus is the state of the policies in force.
+type PolicyStatus struct {
+	Source     string // "file" or "ranger"
+	Available  bool   // loaded and younger than the TTL
+	Reason     string // why not available
+	Generation uint64
+	// Versions of the documents in force (-1 = none).
+	PolicyVersion, TagVersion, RoleVersion, UserStoreVersion int64
+	LastSuccess                                              time.Time // when the source last confirmed them (zero = none in force)
+	TTL                                                      time.Duration
+}
+
+// NewPolicyCollector exports the policies in force (policy) and, when
+// ranger is not nil, the Ranger Admin source's downloads and breaker.
+func NewPolicyCollector(policy func() PolicyStatus, ranger func() rangeradmin.SourceStatus) prometheus.Collector {
+	return &policyCollector{policy: policy, ranger: ranger}
+}
+
 type policyCollector struct {
 	policy func() PolicyStatus
-	ranger func() ranger.SourceStatus
+	ranger func() rangeradmin.SourceStatus
 }
 
 func (c *policyCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -97,7 +121,7 @@ func (c *policyCollector) Collect(ch chan<- prometheus.Metric) {
 	r := c.ranger()
 	for _, d := range r.Documents {
 		doc := string(d.Document)
-		for _, status := range ranger.SortedStatuses(d.Fetches) {
+		for _, status := range rangeradmin.SortedStatuses(d.Fetches) {
 			ch <- prometheus.MustNewConstMetric(descFetches, prometheus.CounterValue, float64(d.Fetches[status]), doc, status)
 		}
 		if d.LastStatus != "" {
@@ -110,7 +134,7 @@ func (c *policyCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descLastSuccess, ts, doc)
 		ch <- gauge(descDocVersion, float64(d.Version), doc)
 	}
-	for _, s := range []string{ranger.BreakerClosed, ranger.BreakerOpen, ranger.BreakerHalfOpen} {
+	for _, s := range []string{rangeradmin.BreakerClosed, rangeradmin.BreakerOpen, rangeradmin.BreakerHalfOpen} {
 		v := 0.0
 		if r.Breaker.State == s {
 			v = 1

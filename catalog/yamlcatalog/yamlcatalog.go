@@ -1,4 +1,7 @@
-package main
+// Package yamlcatalog reads table declarations written in YAML into a
+// static catalog snapshot: the catalog `pgranger test` (SQL cases) and
+// `pgranger check --catalog` use instead of a backend.
+package yamlcatalog
 
 import (
 	_ "embed"
@@ -8,14 +11,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pgranger/pgranger/catalog"
 )
 
-// Table declarations: the catalog `pgranger test` (SQL cases) and
-// `pgranger check --catalog` use instead of a backend. The same YAML shape
-// serves both:
+// The same YAML shape serves both:
 //
 //	catalog:
 //	  - table: sales.orders          # schema.table ("public" when unqualified)
@@ -29,22 +31,24 @@ import (
 //	      - '"e-mail" text'          # a double-quoted name keeps its case and characters
 //	functions: [my_builtin]          # pg_catalog function names beyond PostgreSQL 15's
 
-type tableDecl struct {
-	Table      string       `yaml:"table"`
-	Owner      string       `yaml:"owner"`
-	Kind       string       `yaml:"kind"`
-	Parent     string       `yaml:"parent"`
-	Definition string       `yaml:"definition"`
-	Columns    []columnDecl `yaml:"columns"`
+// Table is one declared relation.
+type Table struct {
+	Table      string   `yaml:"table"`
+	Owner      string   `yaml:"owner"`
+	Kind       string   `yaml:"kind"`
+	Parent     string   `yaml:"parent"`
+	Definition string   `yaml:"definition"`
+	Columns    []Column `yaml:"columns"`
 }
 
-type columnDecl struct {
+// Column is one declared column.
+type Column struct {
 	Name string `yaml:"name"`
 	Type string `yaml:"type"`
 }
 
 // UnmarshalYAML accepts "name type" or {name: …, type: …}.
-func (c *columnDecl) UnmarshalYAML(n *yaml.Node) error {
+func (c *Column) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		name, typ, err := splitColumn(n.Value)
 		if err != nil {
@@ -53,10 +57,10 @@ func (c *columnDecl) UnmarshalYAML(n *yaml.Node) error {
 		c.Name, c.Type = name, typ
 		return nil
 	}
-	if err := checkKeys(n, "name", "type"); err != nil {
+	if err := CheckKeys(n, "name", "type"); err != nil {
 		return err
 	}
-	type plain columnDecl
+	type plain Column
 	var p plain
 	if err := n.Decode(&p); err != nil {
 		return err
@@ -64,13 +68,13 @@ func (c *columnDecl) UnmarshalYAML(n *yaml.Node) error {
 	if p.Name == "" || p.Type == "" {
 		return fmt.Errorf("line %d: a column needs a name and a type", n.Line)
 	}
-	*c = columnDecl(p)
+	*c = Column(p)
 	return nil
 }
 
-// checkKeys rejects keys a mapping node may not have (Node.Decode does
+// CheckKeys rejects keys a mapping node may not have (Node.Decode does
 // not apply the decoder's KnownFields).
-func checkKeys(n *yaml.Node, allowed ...string) error {
+func CheckKeys(n *yaml.Node, allowed ...string) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: want a mapping", n.Line)
 	}
@@ -155,9 +159,9 @@ var relKinds = map[string]byte{
 	"sequence": catalog.KindSequence,
 }
 
-// buildCatalog makes a static snapshot of the declared tables plus
-// PostgreSQL's pg_catalog function names.
-func buildCatalog(tables []tableDecl, extraFuncs []string) (*catalog.Snapshot, error) {
+// Build makes a static snapshot of the declared tables plus PostgreSQL's
+// pg_catalog function names and extraFuncs.
+func Build(tables []Table, extraFuncs []string) (*catalog.Snapshot, error) {
 	var rels []*catalog.Relation
 	seen := map[string]bool{}
 	for i, t := range tables {
@@ -206,41 +210,44 @@ func buildCatalog(tables []tableDecl, extraFuncs []string) (*catalog.Snapshot, e
 		}
 		rels = append(rels, rel)
 	}
-	return catalog.Static(1, rels, append(pgCatalogFunctions(), extraFuncs...)), nil
+	return catalog.Static(1, rels, append(PGCatalogFunctions(), extraFuncs...)), nil
 }
 
 //go:embed pgcatalog_functions.txt
 var pgCatalogFunctionList string
 
-// pgCatalogFunctions are the function names in pg_catalog of PostgreSQL 15
+// PGCatalogFunctions are the function names in pg_catalog of PostgreSQL 15
 // (SELECT DISTINCT proname FROM pg_proc WHERE pronamespace =
 // 'pg_catalog'::regnamespace), which a static catalog cannot ask a backend
 // for.
-func pgCatalogFunctions() []string { return strings.Fields(pgCatalogFunctionList) }
+func PGCatalogFunctions() []string { return strings.Fields(pgCatalogFunctionList) }
 
 type pgType struct {
 	oid  uint32
 	name string // format_type's spelling
 }
 
+// moneyOID is money's pg_type OID, which pgtype does not name.
+const moneyOID = 790
+
 var pgTypes = map[string]pgType{
-	"boolean": {16, "boolean"}, "bool": {16, "boolean"},
-	"bytea": {17, "bytea"}, "name": {19, "name"},
-	"bigint": {20, "bigint"}, "int8": {20, "bigint"},
-	"smallint": {21, "smallint"}, "int2": {21, "smallint"},
-	"integer": {23, "integer"}, "int": {23, "integer"}, "int4": {23, "integer"},
-	"text": {25, "text"}, "oid": {26, "oid"}, "json": {114, "json"}, "xml": {142, "xml"},
-	"real": {700, "real"}, "float4": {700, "real"},
-	"double precision": {701, "double precision"}, "float8": {701, "double precision"}, "float": {701, "double precision"},
-	"money": {790, "money"}, "inet": {869, "inet"}, "cidr": {650, "cidr"}, "macaddr": {829, "macaddr"},
-	"date": {1082, "date"},
-	"time": {1083, "time without time zone"}, "time without time zone": {1083, "time without time zone"},
-	"timetz": {1266, "time with time zone"}, "time with time zone": {1266, "time with time zone"},
-	"timestamp": {1114, "timestamp without time zone"}, "timestamp without time zone": {1114, "timestamp without time zone"},
-	"timestamptz": {1184, "timestamp with time zone"}, "timestamp with time zone": {1184, "timestamp with time zone"},
-	"interval": {1186, "interval"}, "uuid": {2950, "uuid"}, "jsonb": {3802, "jsonb"},
-	"text[]": {1009, "text[]"}, "integer[]": {1007, "integer[]"}, "int[]": {1007, "integer[]"}, "int4[]": {1007, "integer[]"},
-	"bigint[]": {1016, "bigint[]"}, "int8[]": {1016, "bigint[]"},
+	"boolean": {pgtype.BoolOID, "boolean"}, "bool": {pgtype.BoolOID, "boolean"},
+	"bytea": {pgtype.ByteaOID, "bytea"}, "name": {pgtype.NameOID, "name"},
+	"bigint": {pgtype.Int8OID, "bigint"}, "int8": {pgtype.Int8OID, "bigint"},
+	"smallint": {pgtype.Int2OID, "smallint"}, "int2": {pgtype.Int2OID, "smallint"},
+	"integer": {pgtype.Int4OID, "integer"}, "int": {pgtype.Int4OID, "integer"}, "int4": {pgtype.Int4OID, "integer"},
+	"text": {pgtype.TextOID, "text"}, "oid": {pgtype.OIDOID, "oid"}, "json": {pgtype.JSONOID, "json"}, "xml": {pgtype.XMLOID, "xml"},
+	"real": {pgtype.Float4OID, "real"}, "float4": {pgtype.Float4OID, "real"},
+	"double precision": {pgtype.Float8OID, "double precision"}, "float8": {pgtype.Float8OID, "double precision"}, "float": {pgtype.Float8OID, "double precision"},
+	"money": {moneyOID, "money"}, "inet": {pgtype.InetOID, "inet"}, "cidr": {pgtype.CIDROID, "cidr"}, "macaddr": {pgtype.MacaddrOID, "macaddr"},
+	"date": {pgtype.DateOID, "date"},
+	"time": {pgtype.TimeOID, "time without time zone"}, "time without time zone": {pgtype.TimeOID, "time without time zone"},
+	"timetz": {pgtype.TimetzOID, "time with time zone"}, "time with time zone": {pgtype.TimetzOID, "time with time zone"},
+	"timestamp": {pgtype.TimestampOID, "timestamp without time zone"}, "timestamp without time zone": {pgtype.TimestampOID, "timestamp without time zone"},
+	"timestamptz": {pgtype.TimestamptzOID, "timestamp with time zone"}, "timestamp with time zone": {pgtype.TimestamptzOID, "timestamp with time zone"},
+	"interval": {pgtype.IntervalOID, "interval"}, "uuid": {pgtype.UUIDOID, "uuid"}, "jsonb": {pgtype.JSONBOID, "jsonb"},
+	"text[]": {pgtype.TextArrayOID, "text[]"}, "integer[]": {pgtype.Int4ArrayOID, "integer[]"}, "int[]": {pgtype.Int4ArrayOID, "integer[]"}, "int4[]": {pgtype.Int4ArrayOID, "integer[]"},
+	"bigint[]": {pgtype.Int8ArrayOID, "bigint[]"}, "int8[]": {pgtype.Int8ArrayOID, "bigint[]"},
 }
 
 var reTypeMod = regexp.MustCompile(`^([a-z ]+?)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$`)
@@ -254,54 +261,55 @@ func resolveType(s string) (oid uint32, typmod int32, name string, err error) {
 	}
 	switch t {
 	case "varchar", "character varying":
-		return 1043, -1, "character varying", nil
+		return pgtype.VarcharOID, -1, "character varying", nil
 	case "char", "character", "bpchar":
-		return 1042, 5, "character(1)", nil
+		return pgtype.BPCharOID, 5, "character(1)", nil
 	case "numeric", "decimal":
-		return 1700, -1, "numeric", nil
+		return pgtype.NumericOID, -1, "numeric", nil
 	}
 	if m := reTypeMod.FindStringSubmatch(t); m != nil {
 		a, _ := strconv.Atoi(m[2])
 		switch m[1] {
 		case "varchar", "character varying":
 			if m[3] == "" {
-				return 1043, int32(a + 4), fmt.Sprintf("character varying(%d)", a), nil
+				return pgtype.VarcharOID, int32(a + 4), fmt.Sprintf("character varying(%d)", a), nil
 			}
 		case "char", "character", "bpchar":
 			if m[3] == "" {
-				return 1042, int32(a + 4), fmt.Sprintf("character(%d)", a), nil
+				return pgtype.BPCharOID, int32(a + 4), fmt.Sprintf("character(%d)", a), nil
 			}
 		case "numeric", "decimal":
 			sc := 0
 			if m[3] != "" {
 				sc, _ = strconv.Atoi(m[3])
 			}
-			return 1700, int32(a<<16|sc) + 4, fmt.Sprintf("numeric(%d,%d)", a, sc), nil
+			return pgtype.NumericOID, int32(a<<16|sc) + 4, fmt.Sprintf("numeric(%d,%d)", a, sc), nil
 		}
 	}
 	return 0, 0, "", fmt.Errorf("type %q is not known to pgranger's static catalog (use text, varchar(n), char(n), integer, bigint, smallint, numeric(p,s), real, double precision, boolean, date, time, timestamp, timestamptz, interval, uuid, json, jsonb, bytea, text[], …)", s)
 }
 
-// catalogFile is a file holding table declarations (`check --catalog`):
-// either a decision table or a file with only `catalog:` and `functions:`.
-type catalogFile struct {
-	Catalog   []tableDecl `yaml:"catalog"`
-	Functions []string    `yaml:"functions"`
+// File is a file holding table declarations (`check --catalog`): either a
+// decision table or a file with only `catalog:` and `functions:`.
+type File struct {
+	Catalog   []Table  `yaml:"catalog"`
+	Functions []string `yaml:"functions"`
 }
 
-func loadCatalogFile(path string) (*catalog.Snapshot, error) {
+// LoadFile reads a File and builds its snapshot.
+func LoadFile(path string) (*catalog.Snapshot, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var f catalogFile
+	var f File
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(f.Catalog) == 0 {
 		return nil, fmt.Errorf("%s: no tables declared under catalog:", path)
 	}
-	snap, err := buildCatalog(f.Catalog, f.Functions)
+	snap, err := Build(f.Catalog, f.Functions)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,4 +1,4 @@
-package ranger_test
+package rangeradmin_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 	"github.com/pgranger/pgranger/ranger/rangertest"
 )
 
@@ -42,30 +42,30 @@ func newServer(t *testing.T) *rangertest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	s.SetDocument(ranger.DocPolicies, policiesDoc(7))
-	s.SetDocument(ranger.DocTags, []byte(`{"serviceName":"cm_hive","tagVersion":3}`))
-	s.SetDocument(ranger.DocRoles, []byte(`{"serviceName":"cm_hive","roleVersion":4,"rangerRoles":[{"name":"r","users":[{"name":"bob"}]}]}`))
-	s.SetDocument(ranger.DocUserStore, []byte(`{"userStoreVersion":5,"userAttrMapping":{"bob":{"region":"US"}}}`))
+	s.SetDocument(rangeradmin.DocPolicies, policiesDoc(7))
+	s.SetDocument(rangeradmin.DocTags, []byte(`{"serviceName":"cm_hive","tagVersion":3}`))
+	s.SetDocument(rangeradmin.DocRoles, []byte(`{"serviceName":"cm_hive","roleVersion":4,"rangerRoles":[{"name":"r","users":[{"name":"bob"}]}]}`))
+	s.SetDocument(rangeradmin.DocUserStore, []byte(`{"userStoreVersion":5,"userAttrMapping":{"bob":{"region":"US"}}}`))
 	return s
 }
 
-func newClient(t *testing.T, mod func(*ranger.AdminClientConfig), urls ...string) *ranger.AdminClient {
+func newClient(t *testing.T, mod func(*rangeradmin.AdminClientConfig), urls ...string) *rangeradmin.AdminClient {
 	t.Helper()
-	cfg := ranger.AdminClientConfig{
+	cfg := rangeradmin.AdminClientConfig{
 		URLs: urls, User: user, Password: func() (string, error) { return password, nil },
 		ServiceName: svc, ClusterName: "prod", Timeout: 2 * time.Second,
 	}
 	if mod != nil {
 		mod(&cfg)
 	}
-	c, err := ranger.NewAdminClient(cfg)
+	c, err := rangeradmin.NewAdminClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func noPassword(t *testing.T, r ranger.FetchResult) {
+func noPassword(t *testing.T, r rangeradmin.FetchResult) {
 	t.Helper()
 	if r.Err != nil && strings.Contains(r.Err.Error(), password) {
 		t.Errorf("the error repeats the password: %v", r.Err)
@@ -74,22 +74,22 @@ func noPassword(t *testing.T, r ranger.FetchResult) {
 
 func TestFetchPathsParametersAndVersions(t *testing.T) {
 	s := newServer(t)
-	c := newClient(t, func(c *ranger.AdminClientConfig) { c.PluginID = "pgranger@host-cm_hive" }, s.URL()+"/")
+	c := newClient(t, func(c *rangeradmin.AdminClientConfig) { c.PluginID = "pgranger@host-cm_hive" }, s.URL()+"/")
 	ctx := context.Background()
 	act := time.UnixMilli(1700000000123)
 
-	want := map[ranger.Document]struct {
+	want := map[rangeradmin.Document]struct {
 		version int64
 		param   string
 	}{
-		ranger.DocPolicies:  {7, "lastKnownVersion"},
-		ranger.DocTags:      {3, "lastKnownVersion"},
-		ranger.DocRoles:     {4, "lastKnownRoleVersion"},
-		ranger.DocUserStore: {5, "lastKnownUserStoreVersion"},
+		rangeradmin.DocPolicies:  {7, "lastKnownVersion"},
+		rangeradmin.DocTags:      {3, "lastKnownVersion"},
+		rangeradmin.DocRoles:     {4, "lastKnownRoleVersion"},
+		rangeradmin.DocUserStore: {5, "lastKnownUserStoreVersion"},
 	}
 	for doc, w := range want {
 		r := c.Fetch(ctx, doc, -1, act)
-		if r.Outcome != ranger.Updated || r.Status != "200" || r.Version != w.version || r.Parsed == nil || len(r.Body) == 0 {
+		if r.Outcome != rangeradmin.Updated || r.Status != "200" || r.Version != w.version || r.Parsed == nil || len(r.Body) == 0 {
 			t.Errorf("%s: %+v", doc, r)
 		}
 		q := s.LastQuery(doc)
@@ -100,24 +100,24 @@ func TestFetchPathsParametersAndVersions(t *testing.T) {
 			t.Errorf("%s: basic auth user %q", doc, s.LastUser(doc))
 		}
 		// The version the plugin has is current: 304, nothing to replace.
-		if r := c.Fetch(ctx, doc, w.version, act); r.Outcome != ranger.NotModified || r.Status != "304" {
+		if r := c.Fetch(ctx, doc, w.version, act); r.Outcome != rangeradmin.NotModified || r.Status != "304" {
 			t.Errorf("%s at its version: %+v", doc, r)
 		}
 	}
-	if q := s.LastQuery(ranger.DocPolicies); q.Get("supportsPolicyDeltas") != "false" {
+	if q := s.LastQuery(rangeradmin.DocPolicies); q.Get("supportsPolicyDeltas") != "false" {
 		t.Errorf("policies must ask for no deltas: %v", q)
 	}
-	if q := s.LastQuery(ranger.DocTags); q.Get("supportsTagDeltas") != "false" {
+	if q := s.LastQuery(rangeradmin.DocTags); q.Get("supportsTagDeltas") != "false" {
 		t.Errorf("tags must ask for no deltas: %v", q)
 	}
-	if got := c.RequestURL("http://h", ranger.DocTags, 2, time.Time{}); !strings.HasPrefix(got, "http://h/service/tags/secure/download/cm_hive?") || !strings.Contains(got, "lastActivationTime=0") {
+	if got := c.RequestURL("http://h", rangeradmin.DocTags, 2, time.Time{}); !strings.HasPrefix(got, "http://h/service/tags/secure/download/cm_hive?") || !strings.Contains(got, "lastActivationTime=0") {
 		t.Errorf("tags URL %s", got)
 	}
-	if got := c.RequestURL("http://h", ranger.DocUserStore, 2, time.Time{}); !strings.HasPrefix(got, "http://h/service/xusers/secure/download/cm_hive?") {
+	if got := c.RequestURL("http://h", rangeradmin.DocUserStore, 2, time.Time{}); !strings.HasPrefix(got, "http://h/service/xusers/secure/download/cm_hive?") {
 		t.Errorf("user store URL %s", got)
 	}
 	s.NotModifiedStatus(http.StatusNoContent)
-	if r := c.Fetch(ctx, ranger.DocPolicies, 7, act); r.Outcome != ranger.NotModified || r.Status != "204" {
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, 7, act); r.Outcome != rangeradmin.NotModified || r.Status != "204" {
 		t.Errorf("204 must mean unchanged: %+v", r)
 	}
 }
@@ -128,86 +128,86 @@ func TestFetchFailures(t *testing.T) {
 	c := newClient(t, nil, s.URL())
 
 	s.SetCredentials(user, "rotated")
-	r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{})
-	if r.Outcome != ranger.Failed || r.Status != "401" || !strings.Contains(r.Err.Error(), "did not accept the credentials") || !strings.Contains(r.Err.Error(), "Authentication Failed") {
+	r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{})
+	if r.Outcome != rangeradmin.Failed || r.Status != "401" || !strings.Contains(r.Err.Error(), "did not accept the credentials") || !strings.Contains(r.Err.Error(), "Authentication Failed") {
 		t.Errorf("wrong password: %+v", r)
 	}
 	noPassword(t, r)
 	s.SetCredentials(user, password)
 
 	s.SetDownloadUsers("someone-else")
-	r = c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{})
-	if r.Outcome != ranger.Failed || r.Status != "403" || !strings.Contains(r.Err.Error(), "policy.download.auth.users") || !strings.Contains(r.Err.Error(), "is not allowed to download") {
+	r = c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{})
+	if r.Outcome != rangeradmin.Failed || r.Status != "403" || !strings.Contains(r.Err.Error(), "policy.download.auth.users") || !strings.Contains(r.Err.Error(), "is not allowed to download") {
 		t.Errorf("403: %+v", r)
 	}
-	if r := c.Fetch(ctx, ranger.DocTags, -1, time.Time{}); r.Status != "403" || !strings.Contains(r.Err.Error(), "tag.download.auth.users") {
+	if r := c.Fetch(ctx, rangeradmin.DocTags, -1, time.Time{}); r.Status != "403" || !strings.Contains(r.Err.Error(), "tag.download.auth.users") {
 		t.Errorf("403 on tags must name tag.download.auth.users: %+v", r)
 	}
 	s.SetDownloadUsers("*")
 
 	s.ServiceGone(true)
-	r = c.Fetch(ctx, ranger.DocPolicies, 7, time.Time{})
-	if r.Outcome != ranger.ServiceNotFound || r.Status != "404" || !strings.Contains(r.Err.Error(), ranger.ServiceNotFoundMarker) {
+	r = c.Fetch(ctx, rangeradmin.DocPolicies, 7, time.Time{})
+	if r.Outcome != rangeradmin.ServiceNotFound || r.Status != "404" || !strings.Contains(r.Err.Error(), rangeradmin.ServiceNotFoundMarker) {
 		t.Errorf("404 service not found: %+v", r)
 	}
 	s.ServiceGone(false)
 
-	s.Fail(ranger.DocPolicies, 400, `{"statusCode":1,"msgDesc":"Unauthorized access - unable to get client certificate"}`)
-	r = c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{})
-	if r.Outcome != ranger.Failed || r.Status != "400" || !strings.Contains(r.Err.Error(), "Ranger says: Unauthorized access - unable to get client certificate") {
+	s.Fail(rangeradmin.DocPolicies, 400, `{"statusCode":1,"msgDesc":"Unauthorized access - unable to get client certificate"}`)
+	r = c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{})
+	if r.Outcome != rangeradmin.Failed || r.Status != "400" || !strings.Contains(r.Err.Error(), "Ranger says: Unauthorized access - unable to get client certificate") {
 		t.Errorf("400: %+v", r)
 	}
-	s.Fail(ranger.DocPolicies, 404, `<html>Not Found</html>`)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed || r.Status != "404" || !strings.Contains(r.Err.Error(), "without RANGER_ERROR_SERVICE_NOT_FOUND") {
+	s.Fail(rangeradmin.DocPolicies, 404, `<html>Not Found</html>`)
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed || r.Status != "404" || !strings.Contains(r.Err.Error(), "without RANGER_ERROR_SERVICE_NOT_FOUND") {
 		t.Errorf("a 404 that is not Ranger's is a failure: %+v", r)
 	}
-	s.Fail(ranger.DocPolicies, 302, "")
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed || !strings.Contains(r.Err.Error(), "redirect") {
+	s.Fail(rangeradmin.DocPolicies, 302, "")
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed || !strings.Contains(r.Err.Error(), "redirect") {
 		t.Errorf("a redirect is a failure, not followed: %+v", r)
 	}
-	s.Fail(ranger.DocPolicies, 0, "")
+	s.Fail(rangeradmin.DocPolicies, 0, "")
 
-	s.Garbage(ranger.DocPolicies, true)
-	r = c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{})
-	if r.Outcome != ranger.Failed || r.Status != ranger.StatusInvalidDocument || !strings.Contains(r.Err.Error(), "not JSON") {
+	s.Garbage(rangeradmin.DocPolicies, true)
+	r = c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{})
+	if r.Outcome != rangeradmin.Failed || r.Status != rangeradmin.StatusInvalidDocument || !strings.Contains(r.Err.Error(), "not JSON") {
 		t.Errorf("garbage: %+v", r)
 	}
-	s.Garbage(ranger.DocPolicies, false)
+	s.Garbage(rangeradmin.DocPolicies, false)
 
-	s.SetDocument(ranger.DocPolicies, []byte(`{"serviceName":"other_hive","policyVersion":9}`))
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed || !strings.Contains(r.Err.Error(), `service "other_hive"`) {
+	s.SetDocument(rangeradmin.DocPolicies, []byte(`{"serviceName":"other_hive","policyVersion":9}`))
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed || !strings.Contains(r.Err.Error(), `service "other_hive"`) {
 		t.Errorf("another service's policies: %+v", r)
 	}
-	s.SetDocument(ranger.DocTags, []byte(`{"serviceName":"cm_hive","tagVersion":9,"isDelta":true}`))
-	if r := c.Fetch(ctx, ranger.DocTags, -1, time.Time{}); r.Outcome != ranger.Failed || !strings.Contains(r.Err.Error(), "delta") {
+	s.SetDocument(rangeradmin.DocTags, []byte(`{"serviceName":"cm_hive","tagVersion":9,"isDelta":true}`))
+	if r := c.Fetch(ctx, rangeradmin.DocTags, -1, time.Time{}); r.Outcome != rangeradmin.Failed || !strings.Contains(r.Err.Error(), "delta") {
 		t.Errorf("a tag delta: %+v", r)
 	}
 
 	s.Hang()
-	fast := newClient(t, func(c *ranger.AdminClientConfig) { c.Timeout = 300 * time.Millisecond }, s.URL())
+	fast := newClient(t, func(c *rangeradmin.AdminClientConfig) { c.Timeout = 300 * time.Millisecond }, s.URL())
 	start := time.Now()
-	r = fast.Fetch(ctx, ranger.DocRoles, -1, time.Time{})
-	if r.Outcome != ranger.Failed || r.Status != ranger.StatusTransportError || time.Since(start) > 2*time.Second {
+	r = fast.Fetch(ctx, rangeradmin.DocRoles, -1, time.Time{})
+	if r.Outcome != rangeradmin.Failed || r.Status != rangeradmin.StatusTransportError || time.Since(start) > 2*time.Second {
 		t.Errorf("hanging admin: %+v after %s", r, time.Since(start))
 	}
 	s.Release()
 
 	s.Stop()
-	r = c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{})
-	if r.Outcome != ranger.Failed || r.Status != ranger.StatusTransportError || !strings.Contains(r.Err.Error(), "refused") {
+	r = c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{})
+	if r.Outcome != rangeradmin.Failed || r.Status != rangeradmin.StatusTransportError || !strings.Contains(r.Err.Error(), "refused") {
 		t.Errorf("stopped admin: %+v", r)
 	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.Fetch(ctx, ranger.DocRoles, -1, time.Time{}); r.Outcome != ranger.Updated {
+	if r := c.Fetch(ctx, rangeradmin.DocRoles, -1, time.Time{}); r.Outcome != rangeradmin.Updated {
 		t.Errorf("restarted admin: %+v", r)
 	}
 
-	bad := newClient(t, func(c *ranger.AdminClientConfig) {
+	bad := newClient(t, func(c *rangeradmin.AdminClientConfig) {
 		c.Password = func() (string, error) { return "", os.ErrPermission }
 	}, s.URL())
-	if r := bad.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed || r.Status != ranger.StatusPasswordError {
+	if r := bad.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed || r.Status != rangeradmin.StatusPasswordError {
 		t.Errorf("unreadable password: %+v", r)
 	}
 }
@@ -235,27 +235,27 @@ func TestFailoverInOrder(t *testing.T) {
 	ctx := context.Background()
 
 	c := newClient(t, nil, down.URL(), broken.URL(), good.URL())
-	r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{})
-	if r.Outcome != ranger.Updated || r.URL != good.URL() {
+	r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{})
+	if r.Outcome != rangeradmin.Updated || r.URL != good.URL() {
 		t.Errorf("failover past a dead and a 503 admin: %+v", r)
 	}
-	if broken.Requests(ranger.DocPolicies) != 1 {
-		t.Errorf("the 503 admin was asked %d times", broken.Requests(ranger.DocPolicies))
+	if broken.Requests(rangeradmin.DocPolicies) != 1 {
+		t.Errorf("the 503 admin was asked %d times", broken.Requests(rangeradmin.DocPolicies))
 	}
 	// The first admin that answers wins, even with a no.
 	c = newClient(t, nil, denying.URL(), good.URL())
-	before := good.Requests(ranger.DocPolicies)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Status != "401" || r.URL != denying.URL() || good.Requests(ranger.DocPolicies) != before {
+	before := good.Requests(rangeradmin.DocPolicies)
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Status != "401" || r.URL != denying.URL() || good.Requests(rangeradmin.DocPolicies) != before {
 		t.Errorf("a 401 is Ranger's answer, not a reason to fail over: %+v", r)
 	}
 	// Order is kept: the first admin is preferred again once it answers.
 	c = newClient(t, nil, good.URL(), down.URL())
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.URL != good.URL() {
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.URL != good.URL() {
 		t.Errorf("first URL not used first: %+v", r)
 	}
 	// All down: the last failure is reported.
 	c = newClient(t, nil, down.URL(), broken.URL())
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed || r.Status != "503" {
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed || r.Status != "503" {
 		t.Errorf("all admins failing: %+v", r)
 	}
 }
@@ -328,35 +328,37 @@ func TestTLS(t *testing.T) {
 
 	// System roots do not know the test CA.
 	c := newClient(t, nil, ts.URL)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed || r.Status != ranger.StatusTransportError || !strings.Contains(r.Err.Error(), "certificate") {
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed || r.Status != rangeradmin.StatusTransportError || !strings.Contains(r.Err.Error(), "certificate") {
 		t.Errorf("unknown CA: %+v", r)
 	}
-	c = newClient(t, func(c *ranger.AdminClientConfig) { c.CAFile = caFile }, ts.URL)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Updated {
+	c = newClient(t, func(c *rangeradmin.AdminClientConfig) { c.CAFile = caFile }, ts.URL)
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Updated {
 		t.Errorf("ca-file: %+v", r)
 	}
-	c = newClient(t, func(c *ranger.AdminClientConfig) { c.AcceptInvalidCerts = true }, ts.URL)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Updated {
+	c = newClient(t, func(c *rangeradmin.AdminClientConfig) { c.AcceptInvalidCerts = true }, ts.URL)
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Updated {
 		t.Errorf("accept-invalid-certs: %+v", r)
 	}
 
 	// Mutual TLS: the admin requires a client certificate.
 	ts.TLS.ClientAuth = tls.RequireAndVerifyClientCert
 	ts.CloseClientConnections()
-	c = newClient(t, func(c *ranger.AdminClientConfig) { c.CAFile = caFile }, ts.URL)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Failed {
+	c = newClient(t, func(c *rangeradmin.AdminClientConfig) { c.CAFile = caFile }, ts.URL)
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Failed {
 		t.Errorf("no client certificate must fail: %+v", r)
 	}
-	c = newClient(t, func(c *ranger.AdminClientConfig) { c.CAFile, c.ClientCert, c.ClientKey = caFile, certFile, keyFile }, ts.URL)
-	if r := c.Fetch(ctx, ranger.DocPolicies, -1, time.Time{}); r.Outcome != ranger.Updated {
+	c = newClient(t, func(c *rangeradmin.AdminClientConfig) {
+		c.CAFile, c.ClientCert, c.ClientKey = caFile, certFile, keyFile
+	}, ts.URL)
+	if r := c.Fetch(ctx, rangeradmin.DocPolicies, -1, time.Time{}); r.Outcome != rangeradmin.Updated {
 		t.Errorf("client certificate: %+v", r)
 	}
 
-	if _, err := ranger.NewAdminClient(ranger.AdminClientConfig{URLs: []string{ts.URL}, ServiceName: svc, Password: func() (string, error) { return "", nil },
+	if _, err := rangeradmin.NewAdminClient(rangeradmin.AdminClientConfig{URLs: []string{ts.URL}, ServiceName: svc, Password: func() (string, error) { return "", nil },
 		CAFile: write("empty.pem", []byte("nothing"))}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Errorf("a ca-file without certificates: %v", err)
 	}
-	if _, err := ranger.NewAdminClient(ranger.AdminClientConfig{URLs: []string{ts.URL}, ServiceName: svc, Password: func() (string, error) { return "", nil },
+	if _, err := rangeradmin.NewAdminClient(rangeradmin.AdminClientConfig{URLs: []string{ts.URL}, ServiceName: svc, Password: func() (string, error) { return "", nil },
 		ClientCert: certFile, ClientKey: caFile}); err == nil || !strings.Contains(err.Error(), "client-cert") {
 		t.Errorf("a bad client key: %v", err)
 	}
@@ -365,7 +367,7 @@ func TestTLS(t *testing.T) {
 func TestPasswordFromFileIsReread(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(path, []byte("one\n"), 0o600)
-	pw := ranger.PasswordFromFile(path)
+	pw := rangeradmin.PasswordFromFile(path)
 	if got, err := pw(); got != "one" || err != nil {
 		t.Errorf("%q %v", got, err)
 	}

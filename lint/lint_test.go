@@ -1,14 +1,15 @@
-package main
+package lint
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
-func TestLintCommand(t *testing.T) {
-	dir := t.TempDir()
-	file := writeFile(t, dir, "p.json", `{
+func TestPolicies(t *testing.T) {
+	sp, err := ranger.ParseServicePolicies([]byte(`{
   "serviceName": "svc",
   "policies": [
     {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
@@ -48,11 +49,11 @@ func TestLintCommand(t *testing.T) {
        {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hbase:MASK"}},
        {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_X"}}]}
   ]}
-}`)
-	code, out, errOut := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file)
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (stderr %q)", code, errOut)
+}`))
+	if err != nil {
+		t.Fatal(err)
 	}
+	findings := Policies(sp, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	want := []string{
 		`policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
 		`policy 3 "no labels": has no owner label (policyLabels is empty)`,
@@ -66,29 +67,21 @@ func TestLintCommand(t *testing.T) {
 		`policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
 		`policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
 	}
-	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var got []string
+	for _, f := range findings {
+		got = append(got, f.String())
+	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("findings:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-
-	// Clean policies: no output, exit 0.
-	clean := writeFile(t, dir, "clean.json", `{"serviceName": "svc", "policies": [
-    {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
-     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
-     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]}]}`)
-	if code, out, _ := runCLI("lint", clean); code != 0 || out != "" {
-		t.Errorf("clean: exit %d %q", code, out)
+	rules := []Rule{RulePublicWildcard, RuleNoOwnerLabel, RulePublicWildcard, RuleExcludesNoReason, RuleScheduleEnded, RuleNeverApplies,
+		RuleScheduleEnded, RuleMaskTypeCase, RuleMaskTypeUndeclared, RuleMaskTypeComponent, RuleMaskTypeUndeclared}
+	for i, f := range findings {
+		if i < len(rules) && f.Rule != rules[i] {
+			t.Errorf("finding %d (%s): rule %s, want %s", i, f, f.Rule, rules[i])
+		}
 	}
-	// The demo policies only lack owner labels.
-	code, out, _ = runCLI("lint", filepath.Join(repoRoot(t), "examples", "policies", "hive.json"))
-	if code != 1 || strings.Count(out, "has no owner label") != strings.Count(out, "\n") || strings.Count(out, "\n") != 9 {
-		t.Errorf("demo: exit %d\n%s", code, out)
-	}
-	if code, _, errOut := runCLI("lint"); code != 2 || !strings.Contains(errOut, "usage: pgranger lint") {
-		t.Errorf("no file: exit %d %q", code, errOut)
-	}
-	bad := writeFile(t, dir, "bad.json", `{"policies": [`)
-	if code, _, errOut := runCLI("lint", bad); code != 2 || !strings.Contains(errOut, "bad.json") {
-		t.Errorf("bad json: exit %d %q", code, errOut)
+	if findings[0].PolicyID != 2 || findings[0].PolicyName != "public everywhere" {
+		t.Errorf("first finding: %+v", findings[0])
 	}
 }

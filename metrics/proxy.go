@@ -1,4 +1,4 @@
-package main
+package metrics
 
 import (
 	"context"
@@ -14,22 +14,32 @@ import (
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
-// proxyCollector exports the wire side (pgwire.Server.Stats), the rewrite
+// ProxyCollector exports the wire side (pgwire.Server.Stats), the rewrite
 // caches, the audit logger and configuration reloads. Values are read at
 // scrape time; the collector keeps no state of its own.
-type proxyCollector struct {
-	srv     *pgwire.Server
-	rw      *sqlrewrite.Rewriter
-	audit   *audit.Logger
-	reloads *reloadCounters
-	backend *backendProbe // nil: no readiness probe
+type ProxyCollector struct {
+	Version  string // the binary's, for pgranger_build_info
+	Server   *pgwire.Server
+	Rewriter *sqlrewrite.Rewriter
+	Audit    *audit.Logger
+	Reloads  *ReloadCounters
+	Backend  func(context.Context) error // nil: no readiness probe
 }
 
-// reloadCounters count SIGHUP reloads.
-type reloadCounters struct {
+// ReloadCounters count SIGHUP reloads.
+type ReloadCounters struct {
 	ok, failed  atomic.Int64
 	lastSuccess atomic.Int64 // unix seconds
 }
+
+// Succeeded counts a reload that applied, at now.
+func (r *ReloadCounters) Succeeded(now time.Time) {
+	r.ok.Add(1)
+	r.lastSuccess.Store(now.Unix())
+}
+
+// Failed counts a reload that left the running configuration.
+func (r *ReloadCounters) Failed() { r.failed.Add(1) }
 
 var (
 	descBuild = prometheus.NewDesc("pgranger_build_info",
@@ -79,13 +89,13 @@ var (
 		"1 when pgranger can connect (checked at scrape or /readyz, at most once a second) to the backend as the service role; 0 when it could not.", nil, nil)
 )
 
-func (c *proxyCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *ProxyCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuild, descConnActive, descConnTotal, descConnRejected, descStatements, descRewrite,
 		descCacheHits, descCacheMisses, descPoolConns, descPoolMax, descPoolWaiting, descPoolWait, descBytesReceived, descBytesSent,
 		descAuditWritten, descAuditDropped, descAuditErrors, descReloads, descReloadTime} {
 		ch <- d
 	}
-	if c.backend != nil {
+	if c.Backend != nil {
 		ch <- descBackendUp
 	}
 }
@@ -94,18 +104,14 @@ func counter(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric 
 	return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 }
 
-func gaugeOf(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-}
-
 func histogramOf(d *prometheus.Desc, h pgwire.Histogram) prometheus.Metric {
 	return prometheus.MustNewConstHistogram(d, h.Count, h.Sum, h.Buckets)
 }
 
-func (c *proxyCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- gaugeOf(descBuild, 1, version, runtime.Version())
-	st := c.srv.Stats()
-	ch <- gaugeOf(descConnActive, float64(st.ConnectionsActive))
+func (c *ProxyCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- gauge(descBuild, 1, c.Version, runtime.Version())
+	st := c.Server.Stats()
+	ch <- gauge(descConnActive, float64(st.ConnectionsActive))
 	ch <- counter(descConnTotal, float64(st.ConnectionsTotal))
 	for _, reason := range []string{"max_clients", "auth", "tls", "protocol", "backend", "pool_exhausted", "other"} {
 		ch <- counter(descConnRejected, float64(st.ConnectionsRejected[reason]), reason)
@@ -124,34 +130,34 @@ func (c *proxyCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- counter(descStatements, float64(st.Statements[k]), k.Kind, k.Result)
 	}
 	ch <- histogramOf(descRewrite, st.RewriteSeconds)
-	cs := c.rw.CacheStats()
+	cs := c.Rewriter.CacheStats()
 	ch <- counter(descCacheHits, float64(cs.StatementHits), "statement")
 	ch <- counter(descCacheHits, float64(cs.TemplateHits), "template")
 	ch <- counter(descCacheMisses, float64(cs.StatementMisses), "statement")
 	ch <- counter(descCacheMisses, float64(cs.TemplateMisses), "template")
 	for db, p := range st.Pools {
-		ch <- gaugeOf(descPoolConns, float64(p.InUse), db, "in_use")
-		ch <- gaugeOf(descPoolConns, float64(p.Idle), db, "idle")
-		ch <- gaugeOf(descPoolMax, float64(p.Max), db)
+		ch <- gauge(descPoolConns, float64(p.InUse), db, "in_use")
+		ch <- gauge(descPoolConns, float64(p.Idle), db, "idle")
+		ch <- gauge(descPoolMax, float64(p.Max), db)
 	}
-	ch <- gaugeOf(descPoolWaiting, float64(st.PoolWaiting))
+	ch <- gauge(descPoolWaiting, float64(st.PoolWaiting))
 	ch <- histogramOf(descPoolWait, st.PoolWaitSeconds)
 	ch <- counter(descBytesReceived, float64(st.BytesReceived))
 	ch <- counter(descBytesSent, float64(st.BytesSent))
-	as := c.audit.Stats()
+	as := c.Audit.Stats()
 	ch <- counter(descAuditWritten, float64(as.Written))
 	ch <- counter(descAuditDropped, float64(as.Dropped))
 	ch <- counter(descAuditErrors, float64(as.WriteErrors))
-	ch <- counter(descReloads, float64(c.reloads.ok.Load()), "ok")
-	ch <- counter(descReloads, float64(c.reloads.failed.Load()), "error")
-	ch <- gaugeOf(descReloadTime, float64(c.reloads.lastSuccess.Load()))
-	if c.backend != nil {
+	ch <- counter(descReloads, float64(c.Reloads.ok.Load()), "ok")
+	ch <- counter(descReloads, float64(c.Reloads.failed.Load()), "error")
+	ch <- gauge(descReloadTime, float64(c.Reloads.lastSuccess.Load()))
+	if c.Backend != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		up := 0.0
-		if c.backend.check(ctx) == nil {
+		if c.Backend(ctx) == nil {
 			up = 1
 		}
 		cancel()
-		ch <- gaugeOf(descBackendUp, up)
+		ch <- gauge(descBackendUp, up)
 	}
 }

@@ -1,4 +1,4 @@
-package ranger_test
+package rangeradmin_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/rangeradmin"
 	"github.com/pgranger/pgranger/ranger/rangertest"
 )
 
@@ -75,17 +76,17 @@ func (l *lockedBuf) String() string {
 
 type fixture struct {
 	srv  *rangertest.Server
-	src  *ranger.AdminSource
+	src  *rangeradmin.AdminSource
 	sink *sink
 	log  *lockedBuf
 }
 
-func newSource(t *testing.T, srv *rangertest.Server, mod func(*ranger.AdminSourceConfig)) *fixture {
+func newSource(t *testing.T, srv *rangertest.Server, mod func(*rangeradmin.AdminSourceConfig)) *fixture {
 	t.Helper()
 	f := &fixture{srv: srv, sink: &sink{}, log: &lockedBuf{}}
-	cfg := ranger.AdminSourceConfig{
-		Client:            newClient(t, func(c *ranger.AdminClientConfig) { c.Timeout = 500 * time.Millisecond }, srv.URL()),
-		Documents:         ranger.AllDocuments,
+	cfg := rangeradmin.AdminSourceConfig{
+		Client:            newClient(t, func(c *rangeradmin.AdminClientConfig) { c.Timeout = 500 * time.Millisecond }, srv.URL()),
+		Documents:         rangeradmin.AllDocuments,
 		PollInterval:      50 * time.Millisecond,
 		BreakerFailures:   2,
 		BreakerMaxBackoff: 400 * time.Millisecond,
@@ -96,7 +97,7 @@ func newSource(t *testing.T, srv *rangertest.Server, mod func(*ranger.AdminSourc
 	if mod != nil {
 		mod(&cfg)
 	}
-	src, err := ranger.NewAdminSource(cfg)
+	src, err := rangeradmin.NewAdminSource(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func newSource(t *testing.T, srv *rangertest.Server, mod func(*ranger.AdminSourc
 	return f
 }
 
-func (f *fixture) refresh(t *testing.T) ranger.RefreshReport {
+func (f *fixture) refresh(t *testing.T) rangeradmin.RefreshReport {
 	t.Helper()
 	rep, err := f.src.Refresh(context.Background())
 	if err != nil {
@@ -128,7 +129,7 @@ func TestSourceRoundsVersionsAndFreshness(t *testing.T) {
 	if b == nil || b.Policies.PolicyVersion != 7 || b.Tags.TagVersion != 3 || b.Roles.RoleVersion != 4 || b.UserStore.UserStoreVersion != 5 {
 		t.Fatalf("first round: %+v %+v", b, rep)
 	}
-	if rep.Error != "" || rep.Versions[ranger.DocPolicies] != 7 || rep.Results[ranger.DocRoles].Status != "200" || rep.Breaker != ranger.BreakerClosed {
+	if rep.Error != "" || rep.Versions[rangeradmin.DocPolicies] != 7 || rep.Results[rangeradmin.DocRoles].Status != "200" || rep.Breaker != rangeradmin.BreakerClosed {
 		t.Errorf("report: %+v", rep)
 	}
 	first, err := f.src.Status()
@@ -140,10 +141,10 @@ func TestSourceRoundsVersionsAndFreshness(t *testing.T) {
 	// and freshness advances.
 	time.Sleep(5 * time.Millisecond)
 	rep = f.refresh(t)
-	if f.sink.count() != 1 || rep.Results[ranger.DocPolicies].Status != "304" {
+	if f.sink.count() != 1 || rep.Results[rangeradmin.DocPolicies].Status != "304" {
 		t.Errorf("unchanged round installed again or did not 304: %d %+v", f.sink.count(), rep)
 	}
-	if q := f.srv.LastQuery(ranger.DocRoles); q.Get("lastKnownRoleVersion") != "4" || q.Get("lastActivationTime") == "0" {
+	if q := f.srv.LastQuery(rangeradmin.DocRoles); q.Get("lastKnownRoleVersion") != "4" || q.Get("lastActivationTime") == "0" {
 		t.Errorf("second round must send the versions it has and the activation time: %v", q)
 	}
 	if again, _ := f.src.Status(); !again.After(first) {
@@ -151,7 +152,7 @@ func TestSourceRoundsVersionsAndFreshness(t *testing.T) {
 	}
 
 	// A new version of one document installs a bundle with the others kept.
-	if _, err := f.srv.Bump(ranger.DocRoles); err != nil {
+	if _, err := f.srv.Bump(rangeradmin.DocRoles); err != nil {
 		t.Fatal(err)
 	}
 	rep = f.refresh(t)
@@ -176,14 +177,14 @@ func TestSourceFailureKeepsLastGoodAndBreaker(t *testing.T) {
 	if !last.Equal(good) || err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("a failed round must not renew freshness and must report: %v %v", last, err)
 	}
-	if rep.Results[ranger.DocPolicies].Status != "401" || rep.Breaker != ranger.BreakerClosed || f.sink.count() != 1 {
+	if rep.Results[rangeradmin.DocPolicies].Status != "401" || rep.Breaker != rangeradmin.BreakerClosed || f.sink.count() != 1 {
 		t.Errorf("first failure: %+v", rep)
 	}
 	if !strings.Contains(f.log.String(), "download failed") || !strings.Contains(f.log.String(), "Authentication Failed") {
 		t.Errorf("the failure and Ranger's message must be logged:\n%s", f.log.String())
 	}
 	rep = f.refresh(t)
-	if rep.Breaker != ranger.BreakerOpen {
+	if rep.Breaker != rangeradmin.BreakerOpen {
 		t.Errorf("breaker after 2 failures: %s", rep.Breaker)
 	}
 	snap := f.src.Snapshot()
@@ -198,7 +199,7 @@ func TestSourceFailureKeepsLastGoodAndBreaker(t *testing.T) {
 	}
 	// A success closes it.
 	srv.SetCredentials(user, password)
-	if rep := f.refresh(t); rep.Breaker != ranger.BreakerClosed || rep.Error != "" {
+	if rep := f.refresh(t); rep.Breaker != rangeradmin.BreakerClosed || rep.Error != "" {
 		t.Errorf("after recovery: %+v", rep)
 	}
 	if now, err := f.src.Status(); !now.After(good) || err != nil {
@@ -211,7 +212,7 @@ func TestSourceFailureKeepsLastGoodAndBreaker(t *testing.T) {
 
 func TestSourceRunHonoursBreakerBackoff(t *testing.T) {
 	srv := newServer(t)
-	f := newSource(t, srv, func(c *ranger.AdminSourceConfig) {
+	f := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) {
 		c.PollInterval = 20 * time.Millisecond
 		c.BreakerMaxBackoff = 2 * time.Second
 	})
@@ -222,28 +223,28 @@ func TestSourceRunHonoursBreakerBackoff(t *testing.T) {
 	time.Sleep(700 * time.Millisecond)
 	// Closed: every 20 ms; after 2 failures the waits are 40, 80, 160,
 	// 320 ms… so 700 ms holds at most ~7 rounds, not ~35.
-	n := srv.Requests(ranger.DocPolicies)
+	n := srv.Requests(rangeradmin.DocPolicies)
 	if n < 3 || n > 9 {
 		t.Errorf("%d rounds in 700 ms with the breaker open", n)
 	}
-	if f.src.Snapshot().Breaker.State == ranger.BreakerClosed {
+	if f.src.Snapshot().Breaker.State == rangeradmin.BreakerClosed {
 		t.Error("breaker closed while failing")
 	}
 	// An explicit refresh goes through the open breaker and closes it.
 	srv.FailAll(0, "")
-	if rep := f.refresh(t); rep.Breaker != ranger.BreakerClosed {
+	if rep := f.refresh(t); rep.Breaker != rangeradmin.BreakerClosed {
 		t.Errorf("refresh through an open breaker: %+v", rep)
 	}
 }
 
 func TestSourceRunPicksUpNewVersionWithinInterval(t *testing.T) {
 	srv := newServer(t)
-	f := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.PollInterval = 100 * time.Millisecond })
+	f := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.PollInterval = 100 * time.Millisecond })
 	f.refresh(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.src.Run(ctx)
-	srv.SetDocument(ranger.DocPolicies, policiesDoc(8))
+	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(8))
 	start := time.Now()
 	for f.sink.last().Policies.PolicyVersion != 8 {
 		if time.Since(start) > 150*time.Millisecond {
@@ -256,7 +257,7 @@ func TestSourceRunPicksUpNewVersionWithinInterval(t *testing.T) {
 func TestSourceServiceNotFoundClears(t *testing.T) {
 	srv := newServer(t)
 	dir := t.TempDir()
-	f := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	f := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	f.refresh(t)
 	if _, err := os.Stat(filepath.Join(dir, svc+".state.json")); err != nil {
 		t.Fatal("no cache written:", err)
@@ -266,7 +267,7 @@ func TestSourceServiceNotFoundClears(t *testing.T) {
 	if len(f.sink.cleared) != 1 || !strings.Contains(f.sink.cleared[0], "does not exist") {
 		t.Fatalf("404 must clear the policies: %v %+v", f.sink.cleared, rep)
 	}
-	if rep.Versions[ranger.DocPolicies] != -1 || rep.Results[ranger.DocPolicies].Outcome != "service_not_found" || rep.Breaker != ranger.BreakerClosed {
+	if rep.Versions[rangeradmin.DocPolicies] != -1 || rep.Results[rangeradmin.DocPolicies].Outcome != "service_not_found" || rep.Breaker != rangeradmin.BreakerClosed {
 		t.Errorf("report: %+v", rep)
 	}
 	if last, err := f.src.Status(); !last.IsZero() || err == nil {
@@ -280,7 +281,7 @@ func TestSourceServiceNotFoundClears(t *testing.T) {
 	if b := f.sink.last(); f.sink.count() != 2 || b.Policies.PolicyVersion != 7 {
 		t.Errorf("service back: %d bundles", f.sink.count())
 	}
-	if q := srv.LastQuery(ranger.DocPolicies); q.Get("lastKnownVersion") != "-1" {
+	if q := srv.LastQuery(rangeradmin.DocPolicies); q.Get("lastKnownVersion") != "-1" {
 		t.Errorf("after a 404 the versions start over: %v", q)
 	}
 	if _, err := f.src.Status(); err != nil {
@@ -291,20 +292,20 @@ func TestSourceServiceNotFoundClears(t *testing.T) {
 func TestSourceRejectedBundleIsNotKept(t *testing.T) {
 	srv := newServer(t)
 	dir := t.TempDir()
-	f := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	f := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	f.refresh(t)
 	good, _ := f.src.Status()
-	srv.SetDocument(ranger.DocPolicies, policiesDoc(8))
+	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(8))
 	f.sink.reject = errors.New("engine says no")
 	rep := f.refresh(t)
-	if rep.Results[ranger.DocPolicies].Outcome != "rejected" || rep.Versions[ranger.DocPolicies] != 7 {
+	if rep.Results[rangeradmin.DocPolicies].Outcome != "rejected" || rep.Versions[rangeradmin.DocPolicies] != 7 {
 		t.Errorf("rejected bundle: %+v", rep)
 	}
 	if last, err := f.src.Status(); !last.Equal(good) || err == nil {
 		t.Errorf("a rejected download must not renew freshness: %v %v", last, err)
 	}
 	f.refresh(t)
-	if q := srv.LastQuery(ranger.DocPolicies); q.Get("lastKnownVersion") != "7" {
+	if q := srv.LastQuery(rangeradmin.DocPolicies); q.Get("lastKnownVersion") != "7" {
 		t.Errorf("a rejected version is downloaded again: %v", q)
 	}
 	state, _ := os.ReadFile(filepath.Join(dir, svc+".state.json"))
@@ -312,14 +313,14 @@ func TestSourceRejectedBundleIsNotKept(t *testing.T) {
 		t.Errorf("a rejected bundle must not reach the cache:\n%s", state)
 	}
 	// Ranger confirming the version in force (a 304) makes it fresh again.
-	srv.SetDocument(ranger.DocPolicies, policiesDoc(7))
-	if rep := f.refresh(t); rep.Error != "" || rep.Results[ranger.DocPolicies].Status != "304" {
+	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(7))
+	if rep := f.refresh(t); rep.Error != "" || rep.Results[rangeradmin.DocPolicies].Status != "304" {
 		t.Errorf("304 to the version in force: %+v", rep)
 	}
 	if last, err := f.src.Status(); !last.After(good) || err != nil {
 		t.Errorf("a 304 to the version in force must renew freshness: %v %v", last, err)
 	}
-	srv.SetDocument(ranger.DocPolicies, policiesDoc(8))
+	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(8))
 	f.sink.reject = nil
 	f.refresh(t)
 	if f.sink.last().Policies.PolicyVersion != 8 {
@@ -330,8 +331,8 @@ func TestSourceRejectedBundleIsNotKept(t *testing.T) {
 func TestSourceOptionalDocumentsAndIncompleteBundles(t *testing.T) {
 	srv := newServer(t)
 	// A service without a tag service: Ranger says "nothing newer" to -1.
-	srv.Fail(ranger.DocTags, 304, "")
-	srv.Fail(ranger.DocRoles, 500, "roles broken")
+	srv.Fail(rangeradmin.DocTags, 304, "")
+	srv.Fail(rangeradmin.DocRoles, 500, "roles broken")
 	f := newSource(t, srv, nil)
 	rep := f.refresh(t)
 	if f.sink.count() != 0 || rep.Error == "" {
@@ -340,7 +341,7 @@ func TestSourceOptionalDocumentsAndIncompleteBundles(t *testing.T) {
 	if last, _ := f.src.Status(); !last.IsZero() {
 		t.Error("incomplete bundle counted as fresh")
 	}
-	srv.Fail(ranger.DocRoles, 0, "")
+	srv.Fail(rangeradmin.DocRoles, 0, "")
 	f.refresh(t)
 	b := f.sink.last()
 	if b == nil || b.Tags != nil || b.Roles == nil || b.Policies.PolicyVersion != 7 {
@@ -348,15 +349,15 @@ func TestSourceOptionalDocumentsAndIncompleteBundles(t *testing.T) {
 	}
 	// Policies answered 304 before any were downloaded is a failure.
 	srv2 := newServer(t)
-	srv2.Fail(ranger.DocPolicies, 304, "")
-	f2 := newSource(t, srv2, func(c *ranger.AdminSourceConfig) { c.Documents = nil })
+	srv2.Fail(rangeradmin.DocPolicies, 304, "")
+	f2 := newSource(t, srv2, func(c *rangeradmin.AdminSourceConfig) { c.Documents = nil })
 	if rep := f2.refresh(t); f2.sink.count() != 0 || !strings.Contains(rep.Error, "no policies yet") {
 		t.Errorf("304 without policies: %+v", rep)
 	}
-	if docs := f2.src.Documents(); len(docs) != 1 || docs[0] != ranger.DocPolicies {
+	if docs := f2.src.Documents(); len(docs) != 1 || docs[0] != rangeradmin.DocPolicies {
 		t.Errorf("documents: %v", docs)
 	}
-	if srv2.Requests(ranger.DocTags) != 0 {
+	if srv2.Requests(rangeradmin.DocTags) != 0 {
 		t.Error("a disabled document was downloaded")
 	}
 }
@@ -364,7 +365,7 @@ func TestSourceOptionalDocumentsAndIncompleteBundles(t *testing.T) {
 func TestSourceDiskCache(t *testing.T) {
 	srv := newServer(t)
 	dir := filepath.Join(t.TempDir(), "cache")
-	f := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	f := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	f.refresh(t)
 	confirmed, _ := f.src.Status()
 	entries, _ := os.ReadDir(dir)
@@ -386,7 +387,7 @@ func TestSourceDiskCache(t *testing.T) {
 	// Ranger last confirmed it, not the time it was read.
 	srv.Stop()
 	time.Sleep(20 * time.Millisecond)
-	g := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	g := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	ok, err := g.src.LoadCache()
 	if !ok || err != nil {
 		t.Fatalf("LoadCache: %v %v", ok, err)
@@ -409,9 +410,9 @@ func TestSourceDiskCache(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	before := srv.Requests(ranger.DocPolicies)
+	before := srv.Requests(rangeradmin.DocPolicies)
 	rep = g.refresh(t)
-	if rep.Results[ranger.DocPolicies].Status != "304" || srv.Requests(ranger.DocPolicies) != before+1 || g.sink.count() != 1 {
+	if rep.Results[rangeradmin.DocPolicies].Status != "304" || srv.Requests(rangeradmin.DocPolicies) != before+1 || g.sink.count() != 1 {
 		t.Errorf("after Ranger returns: %+v", rep)
 	}
 
@@ -421,7 +422,7 @@ func TestSourceDiskCache(t *testing.T) {
 	state, _ := os.ReadFile(statePath)
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
 	os.WriteFile(statePath, []byte(regexpConfirmed.ReplaceAllString(string(state), `"confirmedAt": "`+future+`"`)), 0o600)
-	fut := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	fut := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	if ok, err := fut.src.LoadCache(); ok || err == nil || !strings.Contains(err.Error(), "not plausible") {
 		t.Errorf("future confirmation: %v %v", ok, err)
 	}
@@ -429,20 +430,20 @@ func TestSourceDiskCache(t *testing.T) {
 
 	// A damaged cache is not used.
 	os.WriteFile(filepath.Join(dir, "cm_hive.policies.json"), policiesDoc(99), 0o600)
-	h := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	h := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	if ok, err := h.src.LoadCache(); ok || err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Errorf("damaged cache: %v %v", ok, err)
 	}
 	// A cache written with fewer documents is not used either.
 	os.RemoveAll(dir)
-	k := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir; c.Documents = nil })
+	k := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir; c.Documents = nil })
 	k.refresh(t)
-	m := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = dir })
+	m := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = dir })
 	if ok, err := m.src.LoadCache(); ok || err == nil || !strings.Contains(err.Error(), "has no tags") {
 		t.Errorf("cache without tags: %v %v", ok, err)
 	}
 	// No cache at all is not an error.
-	n := newSource(t, srv, func(c *ranger.AdminSourceConfig) { c.CacheDir = t.TempDir() })
+	n := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.CacheDir = t.TempDir() })
 	if ok, err := n.src.LoadCache(); ok || err != nil {
 		t.Errorf("empty cache dir: %v %v", ok, err)
 	}

@@ -1,4 +1,9 @@
-package main
+// Package policystate holds the policy engine in force for the proxy: it
+// turns bundles from a source (files or Ranger Admin) into engines, and
+// answers each statement's "which engine, and can it be trusted?" without
+// locks, failing closed when nothing is loaded, when the source dropped the
+// service, or when the last confirmation is older than policy.cache-ttl-secs.
+package policystate
 
 import (
 	"fmt"
@@ -11,17 +16,17 @@ import (
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
-// policyHolder turns bundles from a source into policy engines and answers
+// Holder turns bundles from a source into policy engines and answers
 // the per-statement question "which engine, and can it be trusted?"
 // without locks: the engine and its generation sit behind one atomic
 // pointer, and staleness is a time comparison.
 //
 // It works the same for every source: the source installs bundles, may
 // clear them (Ranger: the service no longer exists), and reports through
-// status() when it last succeeded.
-type policyHolder struct {
+// the status function given to SetSource when it last succeeded.
+type Holder struct {
 	opts policy.Options
-	ttl  time.Duration // policy.cache-ttl-secs at start; see currentTTL
+	ttl  time.Duration // policy.cache-ttl-secs at start; see TTL
 	// reloadedTTL, when > 0, replaces ttl (a SIGHUP changed cache-ttl-secs).
 	reloadedTTL atomic.Int64
 	status      func() (time.Time, error) // the source's last success and error
@@ -35,26 +40,45 @@ type policyHolder struct {
 	// checks of the same (rejected) documents, so it ages from there.
 	// A source that already stops renewing its freshness for rejected
 	// documents (Ranger's: they are downloaded again and a 304 to the
-	// version in force confirms it) sets sourceAgesRejections.
+	// version in force confirms it) says so to SetSource.
 	rejectedAt           atomic.Pointer[time.Time]
 	sourceAgesRejections bool
 }
 
+// New returns a holder with nothing in force; every governed statement is
+// denied until a source, connected with SetSource, installs a bundle.
+// ttl is policy.cache-ttl-secs.
+func New(opts policy.Options, ttl time.Duration, log *slog.Logger) *Holder {
+	return &Holder{opts: opts, ttl: ttl, log: log}
+}
+
+// SetSource connects the source's report of its last success and error,
+// consulted on every statement; it is called once, before statements are
+// served. agesRejections is true for a source whose last success already
+// stops advancing while it delivers documents the engine rejects.
+func (h *Holder) SetSource(status func() (time.Time, error), agesRejections bool) {
+	h.status = status
+	h.sourceAgesRejections = agesRejections
+}
+
+// SetTTL replaces policy.cache-ttl-secs (a SIGHUP changed it).
+func (h *Holder) SetTTL(d time.Duration) { h.reloadedTTL.Store(int64(d)) }
+
 type loadedEngine struct {
 	engine     *policy.Engine // nil after clear
 	generation uint64
-	versions   bundleVersions
+	versions   Versions
 	cleared    string // why there is no engine (set by clear)
 	at         time.Time
 }
 
-// bundleVersions are the versions of the documents in force (-1 = none).
-type bundleVersions struct {
+// Versions are the versions of the documents in force (-1 = none).
+type Versions struct {
 	Policy, Tag, Role, UserStore int64
 }
 
-func versionsOf(b *ranger.Bundle) bundleVersions {
-	v := bundleVersions{-1, -1, -1, -1}
+func versionsOf(b *ranger.Bundle) Versions {
+	v := Versions{-1, -1, -1, -1}
 	if b.Policies != nil {
 		v.Policy = b.Policies.PolicyVersion
 	}
@@ -70,10 +94,10 @@ func versionsOf(b *ranger.Bundle) bundleVersions {
 	return v
 }
 
-// install builds an engine from b; a bundle the engine rejects counts as a
+// Install builds an engine from b; a bundle the engine rejects counts as a
 // failed load (the previous engine stays, and ages toward the TTL from the
 // moment of the rejection).
-func (h *policyHolder) install(b *ranger.Bundle) error {
+func (h *Holder) Install(b *ranger.Bundle) error {
 	eng, err := policy.NewEngine(b, h.opts)
 	if err != nil {
 		if !h.sourceAgesRejections {
@@ -90,19 +114,19 @@ func (h *policyHolder) install(b *ranger.Bundle) error {
 	return nil
 }
 
-// clear drops the engine: every governed statement is denied with reason
+// Clear drops the engine: every governed statement is denied with reason
 // until a bundle is installed again. The generation changes too, so no
 // rewrite cached under the dropped engine can be served.
-func (h *policyHolder) clear(reason string) {
+func (h *Holder) Clear(reason string) {
 	if le := h.cur.Load(); le != nil && le.engine == nil && le.cleared == reason {
 		return
 	}
-	h.cur.Store(&loadedEngine{generation: h.gen.Add(1), versions: bundleVersions{-1, -1, -1, -1}, cleared: reason, at: time.Now()})
+	h.cur.Store(&loadedEngine{generation: h.gen.Add(1), versions: Versions{-1, -1, -1, -1}, cleared: reason, at: time.Now()})
 	h.log.Warn("policies dropped; governed statements are denied", "reason", reason)
 }
 
 // lastSuccess is the time the engine in force was last confirmed.
-func (h *policyHolder) lastSuccess() time.Time {
+func (h *Holder) lastSuccess() time.Time {
 	last, _ := h.status()
 	if r := h.rejectedAt.Load(); r != nil && r.Before(last) {
 		last = *r
@@ -111,7 +135,7 @@ func (h *policyHolder) lastSuccess() time.Time {
 }
 
 // PolicyState implements pgwire.PolicyProvider.
-func (h *policyHolder) PolicyState() sqlrewrite.PolicyState {
+func (h *Holder) PolicyState() sqlrewrite.PolicyState {
 	le := h.cur.Load()
 	if le == nil || le.engine == nil {
 		reason := "no policy bundle has been loaded"
@@ -128,25 +152,26 @@ func (h *policyHolder) PolicyState() sqlrewrite.PolicyState {
 		return st
 	}
 	st := sqlrewrite.PolicyState{Engine: le.engine, Generation: le.generation}
-	if age, ttl := time.Since(h.lastSuccess()), h.currentTTL(); age > ttl {
+	if age, ttl := time.Since(h.lastSuccess()), h.TTL(); age > ttl {
 		st.Unavailable = fmt.Sprintf("the last successful policy load was %s ago, more than policy.cache-ttl-secs=%d", age.Round(time.Second), int(ttl/time.Second))
 	}
 	return st
 }
 
-// holderStatus is the holder's view for the admin endpoint and metrics.
-type holderStatus struct {
+// Status is the holder's view for the admin endpoint and metrics.
+type Status struct {
 	Available   bool
 	Reason      string // why not available
 	Generation  uint64
-	Versions    bundleVersions
+	Versions    Versions
 	LastSuccess time.Time // zero when nothing is in force
 }
 
-func (h *policyHolder) snapshot() holderStatus {
+// Snapshot is the holder's state for the admin endpoint, /refresh and metrics.
+func (h *Holder) Snapshot() Status {
 	st := h.PolicyState()
-	out := holderStatus{Available: st.Engine != nil && st.Unavailable == "", Reason: st.Unavailable, Generation: st.Generation,
-		Versions: bundleVersions{-1, -1, -1, -1}}
+	out := Status{Available: st.Engine != nil && st.Unavailable == "", Reason: st.Unavailable, Generation: st.Generation,
+		Versions: Versions{-1, -1, -1, -1}}
 	if le := h.cur.Load(); le != nil {
 		out.Versions = le.versions
 		if le.engine != nil {
@@ -156,8 +181,8 @@ func (h *policyHolder) snapshot() holderStatus {
 	return out
 }
 
-// currentTTL is policy.cache-ttl-secs as last loaded.
-func (h *policyHolder) currentTTL() time.Duration {
+// TTL is policy.cache-ttl-secs as last loaded.
+func (h *Holder) TTL() time.Duration {
 	if d := h.reloadedTTL.Load(); d > 0 {
 		return time.Duration(d)
 	}

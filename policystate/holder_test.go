@@ -1,4 +1,4 @@
-package main
+package policystate
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 func TestPolicyHolderFailsClosed(t *testing.T) {
 	last := time.Now()
 	var srcErr error
-	h := &policyHolder{ttl: time.Second, log: slog.New(slog.DiscardHandler),
+	h := &Holder{ttl: time.Second, log: slog.New(slog.DiscardHandler),
 		status: func() (time.Time, error) { return last, srcErr }}
 
 	// Nothing loaded: unavailable, with the source's error.
@@ -24,7 +24,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	srcErr = nil
 
 	good := &ranger.Bundle{Policies: &ranger.ServicePolicies{ServiceName: "hive", PolicyVersion: 3}, Roles: &ranger.RangerRoles{RoleVersion: 9}}
-	if err := h.install(good); err != nil {
+	if err := h.Install(good); err != nil {
 		t.Fatal(err)
 	}
 	st := h.PolicyState()
@@ -32,7 +32,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 		t.Fatalf("after install: %+v", st)
 	}
 	g1 := st.Generation
-	if snap := h.snapshot(); !snap.Available || snap.Versions != (bundleVersions{3, -1, 9, -1}) {
+	if snap := h.Snapshot(); !snap.Available || snap.Versions != (Versions{3, -1, 9, -1}) {
 		t.Errorf("snapshot: %+v", snap)
 	}
 
@@ -47,7 +47,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	// rejection even while the source keeps reporting success (the file
 	// source sees the same rejected files as unchanged).
 	bad := &ranger.Bundle{Policies: &ranger.ServicePolicies{PolicyVersion: 4, PolicyDeltas: []ranger.RangerPolicyDelta{{ID: 1}}}}
-	if err := h.install(bad); err == nil {
+	if err := h.Install(bad); err == nil {
 		t.Fatal("a delta bundle must be rejected")
 	}
 	if st := h.PolicyState(); st.Unavailable != "" || st.Generation != g1 {
@@ -57,7 +57,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	if st := h.PolicyState(); !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs") {
 		t.Errorf("a rejection older than the TTL must deny although the source is fresh: %+v", st)
 	}
-	if err := h.install(good); err != nil {
+	if err := h.Install(good); err != nil {
 		t.Fatal(err)
 	}
 	if st := h.PolicyState(); st.Unavailable != "" || st.Generation == g1 {
@@ -66,19 +66,19 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 
 	// Ranger says the service is gone: dropped at once, new generation.
 	g2 := h.PolicyState().Generation
-	h.clear(`Ranger Admin reports that service "hive" does not exist`)
+	h.Clear(`Ranger Admin reports that service "hive" does not exist`)
 	st = h.PolicyState()
 	if st.Engine != nil || !strings.Contains(st.Unavailable, "does not exist") || st.Generation == g2 {
 		t.Errorf("cleared: %+v", st)
 	}
-	if snap := h.snapshot(); snap.Available || snap.Versions.Policy != -1 || !snap.LastSuccess.IsZero() {
+	if snap := h.Snapshot(); snap.Available || snap.Versions.Policy != -1 || !snap.LastSuccess.IsZero() {
 		t.Errorf("snapshot after clear: %+v", snap)
 	}
-	h.clear(`Ranger Admin reports that service "hive" does not exist`)
+	h.Clear(`Ranger Admin reports that service "hive" does not exist`)
 	if h.PolicyState().Generation != st.Generation {
 		t.Error("clearing again with the same reason must not churn generations")
 	}
-	if err := h.install(good); err != nil || h.PolicyState().Unavailable != "" {
+	if err := h.Install(good); err != nil || h.PolicyState().Unavailable != "" {
 		t.Errorf("service back: %v %+v", err, h.PolicyState())
 	}
 }

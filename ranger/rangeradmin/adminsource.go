@@ -1,4 +1,4 @@
-package ranger
+package rangeradmin
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // AdminSourceConfig configures an AdminSource.
@@ -35,7 +37,7 @@ type AdminSourceConfig struct {
 	// Install receives each new bundle. An error rejects it: the documents
 	// that changed do not count as downloaded (they age toward the TTL),
 	// are not cached, and are downloaded again next round.
-	Install func(*Bundle) error
+	Install func(*ranger.Bundle) error
 	// Clear is called when Ranger says the service does not exist: the
 	// service's policies must be dropped (every governed statement denied).
 	Clear func(reason string)
@@ -143,7 +145,7 @@ func NewAdminSource(cfg AdminSourceConfig) (*AdminSource, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Install == nil {
-		cfg.Install = func(*Bundle) error { return nil }
+		cfg.Install = func(*ranger.Bundle) error { return nil }
 	}
 	if cfg.Clear == nil {
 		cfg.Clear = func(string) {}
@@ -194,7 +196,7 @@ func (s *AdminSource) LoadCache() (bool, error) {
 	if err != nil || entries == nil {
 		return false, err
 	}
-	b := &Bundle{}
+	b := &ranger.Bundle{}
 	for d, e := range entries {
 		setBundleDoc(b, d, e.parsed)
 	}
@@ -436,7 +438,7 @@ func (s *AdminSource) runRound(ctx context.Context) RefreshReport {
 	var installErr error
 	installed := false
 	if complete && needInstall {
-		b := &Bundle{}
+		b := &ranger.Bundle{}
 		for d, p := range cand {
 			setBundleDoc(b, d, p)
 		}
@@ -616,16 +618,16 @@ func (s *AdminSource) report(results map[Document]FetchResult) RefreshReport {
 	return rep
 }
 
-func setBundleDoc(b *Bundle, d Document, parsed any) {
+func setBundleDoc(b *ranger.Bundle, d Document, parsed any) {
 	switch d {
 	case DocPolicies:
-		b.Policies, _ = parsed.(*ServicePolicies)
+		b.Policies, _ = parsed.(*ranger.ServicePolicies)
 	case DocTags:
-		b.Tags, _ = parsed.(*ServiceTags)
+		b.Tags, _ = parsed.(*ranger.ServiceTags)
 	case DocRoles:
-		b.Roles, _ = parsed.(*RangerRoles)
+		b.Roles, _ = parsed.(*ranger.RangerRoles)
 	case DocUserStore:
-		b.UserStore, _ = parsed.(*RangerUserStore)
+		b.UserStore, _ = parsed.(*ranger.RangerUserStore)
 	}
 }
 

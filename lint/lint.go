@@ -1,20 +1,5 @@
-package main
-
-import (
-	"flag"
-	"fmt"
-	"io"
-	"os"
-	"sort"
-	"strings"
-	"time"
-
-	"github.com/pgranger/pgranger/policy"
-	"github.com/pgranger/pgranger/ranger"
-)
-
-// `pgranger lint POLICIES.json` checks a ServicePolicies document for the
-// mistakes DESIGN §8 names, one line per finding:
+// Package lint reports risky or broken Ranger policies: the findings of
+// `pgranger lint`, one per problem in one policy, printed as
 //
 //	policy <id> "<name>": <finding>
 //
@@ -30,63 +15,50 @@ import (
 //     declare (MASK_NONE, MASK_NULL and CUSTOM are Ranger's own and always
 //     valid; tag policies' "hive:" prefix is stripped, another component's
 //     prefix is reported).
-//
-// Exit status: 0 no findings, 1 findings, 2 usage or an unreadable file.
+package lint
 
-func lintCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	atFlag := fs.String("at", "", "the time schedules are judged at, RFC 3339 (default: now)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pgranger lint [--at TIME] POLICIES.json...")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
-	}
-	at := time.Now()
-	if *atFlag != "" {
-		t, err := time.Parse(time.RFC3339, *atFlag)
-		if err != nil {
-			fmt.Fprintf(stderr, "pgranger lint: --at: %v\n", err)
-			return 2
-		}
-		at = t
-	}
-	status := 0
-	for _, file := range fs.Args() {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			fmt.Fprintf(stderr, "pgranger lint: %v\n", err)
-			return 2
-		}
-		sp, err := ranger.ParseServicePolicies(data)
-		if err != nil {
-			fmt.Fprintf(stderr, "pgranger lint: %s: %v\n", file, err)
-			return 2
-		}
-		prefix := ""
-		if fs.NArg() > 1 {
-			prefix = file + ": "
-		}
-		findings := lintPolicies(sp, at)
-		for _, f := range findings {
-			fmt.Fprintln(stdout, prefix+f)
-		}
-		if len(findings) > 0 {
-			status = 1
-		}
-	}
-	return status
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
+)
+
+// Rule names what a Finding is about; it is stable, so that tools can
+// filter or grade findings by it.
+type Rule string
+
+const (
+	RulePublicWildcard     Rule = "public-wildcard"      // public or {USER} granted on a wildcard resource
+	RuleNoOwnerLabel       Rule = "no-owner-label"       // policyLabels is empty
+	RuleExcludesNoReason   Rule = "excludes-no-reason"   // an excludes resource without a description
+	RuleScheduleEnded      Rule = "schedule-ended"       // a validity schedule whose end is past
+	RuleNeverApplies       Rule = "never-applies"        // every validity schedule has ended
+	RuleMaskTypeComponent  Rule = "mask-type-component"  // a tag mask type for another component
+	RuleMaskTypeCase       Rule = "mask-type-case"       // a mask type declared with other letter case
+	RuleMaskTypeUndeclared Rule = "mask-type-undeclared" // a mask type the dataMaskDef does not declare
+)
+
+// Finding is one problem in one policy. New fields (a severity, say) can
+// be added without changing what String prints.
+type Finding struct {
+	PolicyID   int64
+	PolicyName string
+	Rule       Rule
+	Message    string // what is wrong, without the policy
 }
 
-// lintPolicies returns the findings for the resource policies, then the
-// tag policies, in document order.
-func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
+// String is the finding as `pgranger lint` prints it.
+func (f Finding) String() string {
+	return fmt.Sprintf("policy %d %q: %s", f.PolicyID, f.PolicyName, f.Message)
+}
+
+// Policies returns the findings for the resource policies, then the tag
+// policies, in document order; schedules are judged at at.
+func Policies(sp *ranger.ServicePolicies, at time.Time) []Finding {
 	def := sp.ServiceDef
 	if def == nil {
 		def = policy.StockHiveServiceDef()
@@ -99,10 +71,10 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 			folded[strings.ToLower(mt.Name)] = mt.Name
 		}
 	}
-	var out []string
+	var out []Finding
 	lint := func(p *ranger.RangerPolicy, tagPolicy bool) {
-		add := func(format string, args ...any) {
-			out = append(out, fmt.Sprintf("policy %d %q: %s", p.ID, p.Name, fmt.Sprintf(format, args...)))
+		add := func(rule Rule, format string, args ...any) {
+			out = append(out, Finding{PolicyID: p.ID, PolicyName: p.Name, Rule: rule, Message: fmt.Sprintf(format, args...)})
 		}
 		sets := append([]map[string]ranger.RangerPolicyResource{p.Resources}, p.AdditionalResources...)
 
@@ -124,20 +96,20 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					if len(who) == 0 || accessList(it.Accesses) == "" {
 						continue
 					}
-					add("grants %s %s on wildcard resource %s", strings.Join(who, " and "), accessList(it.Accesses), describeResource(res))
+					add(RulePublicWildcard, "grants %s %s on wildcard resource %s", strings.Join(who, " and "), accessList(it.Accesses), describeResource(res))
 				}
 			}
 		}
 		// Owner labels.
 		if len(p.PolicyLabels) == 0 {
-			add("has no owner label (policyLabels is empty)")
+			add(RuleNoOwnerLabel, "has no owner label (policyLabels is empty)")
 		}
 		// Excludes without a description.
 		if strings.TrimSpace(p.Description) == "" {
 			for _, res := range sets {
 				for _, name := range sortedResNames(res) {
 					if r := res[name]; r.IsExcludes {
-						add("excludes %s=%s but has no description saying why", name, strings.Join(r.Values, ","))
+						add(RuleExcludesNoReason, "excludes %s=%s but has no description saying why", name, strings.Join(r.Values, ","))
 					}
 				}
 			}
@@ -152,11 +124,11 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					if tz == "" {
 						tz = "GMT"
 					}
-					add("validity schedule ended %s %s", strings.TrimSpace(vs.EndTime), tz)
+					add(RuleScheduleEnded, "validity schedule ended %s %s", strings.TrimSpace(vs.EndTime), tz)
 				}
 			}
 			if expired == n {
-				add("every validity schedule has ended: the policy never applies")
+				add(RuleNeverApplies, "every validity schedule has ended: the policy never applies")
 			}
 		}
 		// Mask types.
@@ -174,7 +146,7 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					if strings.HasPrefix(typ, compPrefix) {
 						typ = typ[len(compPrefix):]
 					} else if strings.Contains(typ, ":") {
-						add("mask item %d: mask type %q is for another component than %s", i+1, typ, def.Name)
+						add(RuleMaskTypeComponent, "mask item %d: mask type %q is for another component than %s", i+1, typ, def.Name)
 						continue
 					}
 				}
@@ -182,10 +154,10 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					continue
 				}
 				if name, ok := folded[strings.ToLower(typ)]; ok {
-					add("mask item %d: mask type %q is declared as %q (Ranger compares mask type names exactly)", i+1, typ, name)
+					add(RuleMaskTypeCase, "mask item %d: mask type %q is declared as %q (Ranger compares mask type names exactly)", i+1, typ, name)
 					continue
 				}
-				add("mask item %d: mask type %q is not declared in the serviceDef's dataMaskDef", i+1, typ)
+				add(RuleMaskTypeUndeclared, "mask item %d: mask type %q is not declared in the serviceDef's dataMaskDef", i+1, typ)
 			}
 		}
 	}

@@ -1,0 +1,207 @@
+package archtest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/pgranger/pgranger"
+
+// rule is one row of the package map in docs/architecture.md.
+type rule struct {
+	layer      int
+	imports    []string // may import (module packages, relative to the module)
+	testsAlso  []string // tests may also import
+	docLineNum int
+}
+
+// listedPackage is what `go list -json` says of one package.
+type listedPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("no go.mod at %s: %v", dir, err)
+	}
+	return dir
+}
+
+// readRules parses the table under "## Package map and import rules":
+// | `pkg` | layer | job | `a`, `b` or — | `c` or — |
+func readRules(t *testing.T, r io.Reader) map[string]rule {
+	t.Helper()
+	rules := map[string]rule{}
+	sc := bufio.NewScanner(r)
+	inSection := false
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			inSection = line == "## Package map and import rules"
+			continue
+		}
+		if !inSection || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		if len(cells) != 5 {
+			t.Fatalf("docs/architecture.md:%d: want 5 cells (package, layer, job, may import, tests may also import), have %d", n, len(cells))
+		}
+		names := func(cell string) []string {
+			var out []string
+			for _, f := range strings.Split(cell, ",") {
+				f = strings.TrimSpace(f)
+				if f == "—" || f == "" {
+					continue
+				}
+				if !strings.HasPrefix(f, "`") || !strings.HasSuffix(f, "`") {
+					t.Fatalf("docs/architecture.md:%d: %q: want `package` or —", n, f)
+				}
+				out = append(out, strings.Trim(f, "`"))
+			}
+			return out
+		}
+		pkg := names(cells[0])
+		layer, err := strconv.Atoi(strings.TrimSpace(cells[1]))
+		if len(pkg) != 1 || err != nil {
+			t.Fatalf("docs/architecture.md:%d: want one package and a layer number", n)
+		}
+		if _, dup := rules[pkg[0]]; dup {
+			t.Fatalf("docs/architecture.md:%d: %s has two rows", n, pkg[0])
+		}
+		rules[pkg[0]] = rule{layer: layer, imports: names(cells[3]), testsAlso: names(cells[4]), docLineNum: n}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) == 0 {
+		t.Fatal("docs/architecture.md: no package map found under \"## Package map and import rules\"")
+	}
+	return rules
+}
+
+func goList(t *testing.T, root string) []listedPackage {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	cmd := exec.Command(goBin, "list", "-json", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// local maps the module's import paths to the table's names and drops
+// the rest (standard library, other modules).
+func local(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+func TestImportsFollowDocsArchitecture(t *testing.T) {
+	root := repoRoot(t)
+	f, err := os.Open(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rules := readRules(t, f)
+
+	// The table itself: every import it allows is of a lower layer.
+	for pkg, r := range rules {
+		for _, imp := range r.imports {
+			ir, ok := rules[imp]
+			switch {
+			case !ok:
+				t.Errorf("docs/architecture.md:%d: %s may import %s, which has no row", r.docLineNum, pkg, imp)
+			case ir.layer >= r.layer:
+				t.Errorf("docs/architecture.md:%d: %s (layer %d) may import %s (layer %d): only lower layers", r.docLineNum, pkg, r.layer, imp, ir.layer)
+			}
+		}
+		for _, imp := range r.testsAlso {
+			if _, ok := rules[imp]; !ok {
+				t.Errorf("docs/architecture.md:%d: %s's tests may import %s, which has no row", r.docLineNum, pkg, imp)
+			}
+		}
+	}
+
+	// The code: every package has a row, and imports only what it lists.
+	seen := map[string]bool{}
+	for _, p := range goList(t, root) {
+		name, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			t.Errorf("package %s: not under %s; give it a row in docs/architecture.md", p.ImportPath, module)
+			continue
+		}
+		seen[name] = true
+		r, ok := rules[name]
+		if !ok {
+			t.Errorf("package %s has no row in docs/architecture.md's package map: add one (its one job, its layer, what it may import)", name)
+			continue
+		}
+		for _, imp := range local(p.Imports) {
+			if !slices.Contains(r.imports, imp) {
+				t.Errorf("%s imports %s, which docs/architecture.md (line %d) does not allow; %s", name, imp, r.docLineNum, advice(rules, name, imp))
+			}
+		}
+		for _, imp := range local(append(p.TestImports, p.XTestImports...)) {
+			if imp != name && !slices.Contains(r.imports, imp) && !slices.Contains(r.testsAlso, imp) {
+				t.Errorf("tests of %s import %s, which docs/architecture.md (line %d) does not allow", name, imp, r.docLineNum)
+			}
+		}
+	}
+	for pkg, r := range rules {
+		if !seen[pkg] {
+			t.Errorf("docs/architecture.md:%d: %s is not a package of this module", r.docLineNum, pkg)
+		}
+	}
+}
+
+// advice says whether the import could be allowed at all.
+func advice(rules map[string]rule, pkg, imp string) string {
+	if ir, ok := rules[imp]; ok && ir.layer >= rules[pkg].layer {
+		return fmt.Sprintf("%s is of layer %d, not below %s's %d: the dependency points the wrong way", imp, ir.layer, pkg, rules[pkg].layer)
+	}
+	return "if it belongs there, add it to the row (and say why in the commit)"
+}
