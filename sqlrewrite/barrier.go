@@ -260,7 +260,7 @@ func (r *stmtRewriter) decideBarriers() {
 		}
 		v := verdict{c: c, touches: touches, safe: r.conjunctSafe(t, c)}
 		if len(touches) == 1 {
-			v.mover = movable(c, touches[0])
+			v.mover = r.movable(c, touches[0])
 		}
 		if !v.safe && v.mover == nil {
 			for _, ref := range touches {
@@ -443,26 +443,25 @@ func readsOnly(a *colAttr, l *scope) bool {
 
 // movable returns ref when the conjunct may be evaluated inside ref's
 // wrapper with the same meaning: a WHERE or ON conjunct of ref's own
-// level, every column it reads a plain column of ref, no sublink, and
-// ref not null-extended between the clause and itself.
-func movable(c *conjunct, ref *relRef) *relRef {
-	if c.kind == conjHaving || c.level != ref.level || len(c.cols) == 0 {
+// level, every column it reads a plain column of ref, and ref not
+// null-extended between the clause and itself. A sublink in it must be
+// uncorrelated and without a test expression (a scalar, EXISTS or ARRAY
+// subquery): PostgreSQL makes it an initplan, a parameter whose value
+// does not depend on the row, and under the guard it is first needed on
+// a row the filter keeps. What the sublink reads is judged at its own
+// level, and its columns are not ref's (movingCols).
+func (r *stmtRewriter) movable(c *conjunct, ref *relRef) *relRef {
+	if c.kind == conjHaving || c.level != ref.level {
 		return nil
 	}
-	for _, a := range c.cols {
+	outside, ok := r.movingCols(c)
+	if !ok || len(outside) == 0 {
+		return nil
+	}
+	for _, a := range outside {
 		if a.ref != ref {
 			return nil
 		}
-	}
-	hasSub := false
-	walkNodes(c.node, func(x *pg.Node) bool {
-		if x.GetSubLink() != nil {
-			hasSub = true
-		}
-		return !hasSub
-	})
-	if hasSub {
-		return nil
 	}
 	steps := ref.joins
 	if c.kind == conjOn {
@@ -488,6 +487,41 @@ func movable(c *conjunct, ref *relRef) *relRef {
 		}
 	}
 	return ref
+}
+
+// movingCols returns the conjunct's column references outside its
+// sublinks — the ones that change when it moves into a wrapper — and
+// false when a sublink in it could not move with it.
+func (r *stmtRewriter) movingCols(c *conjunct) ([]*colAttr, bool) {
+	b := r.barrier()
+	ok := true
+	var out []*colAttr
+	walkNodes(c.node, func(x *pg.Node) bool {
+		if !ok {
+			return false
+		}
+		switch v := x.Node.(type) {
+		case *pg.Node_SubLink:
+			switch v.SubLink.SubLinkType {
+			case pg.SubLinkType_EXPR_SUBLINK, pg.SubLinkType_EXISTS_SUBLINK, pg.SubLinkType_ARRAY_SUBLINK:
+			default:
+				ok = false
+			}
+			if v.SubLink.Testexpr != nil || r.correlated(v.SubLink) {
+				ok = false
+			}
+			return false
+		case *pg.Node_ColumnRef:
+			a := b.cols[v.ColumnRef]
+			if a == nil {
+				ok = false
+				return false
+			}
+			out = append(out, a)
+		}
+		return true
+	})
+	return out, ok
 }
 
 // equality splits a conjunct "a = b".

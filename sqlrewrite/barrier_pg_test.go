@@ -219,6 +219,9 @@ func TestBarrierOraclesPostgres(t *testing.T) {
 		"SELECT count(*) FROM (SELECT a.*, row_number() OVER (ORDER BY a.id) AS rn FROM {T} a) s WHERE {P:s}",
 		"SELECT count(*) FROM {T} a WHERE a.id IN (SELECT generate_series(1, 3000)) AND {P:a}",
 		"SELECT count(*) FROM {T} a WHERE {P:a} AND a.id IN (SELECT b.id FROM {T} b WHERE {P:b})",
+		"SELECT count(*) FROM {T} a WHERE ({P:a}) = (SELECT count(*) > 0 FROM sales.regions)",
+		"SELECT count(*) FROM {T} a WHERE ({P:a}) OR EXISTS (SELECT 1 FROM sales.regions r WHERE r.region = 'none')",
+		"SELECT count(*) FROM {T} a WHERE ({P:a}) AND a.id > (SELECT count(*) FROM {T} b WHERE {P:b}) - 5000",
 	}
 	ran, leaksIfPlain := 0, 0
 	for _, shape := range shapes {

@@ -189,7 +189,12 @@ func (r *stmtRewriter) placeBarrier(ref *relRef, sel *pg.SelectStmt) {
 // did outside. The conjunct's place outside is pruned afterwards
 // (pruneMoved).
 func (r *stmtRewriter) moveInto(ref *relRef, c *conjunct) *pg.Node {
-	for _, a := range c.cols {
+	cols, ok := r.movingCols(c)
+	if !ok {
+		r.fail(errorf(CodeFeatureNotSupported, "a condition could not be placed under its row filter"))
+		return nil
+	}
+	for _, a := range cols {
 		expr, err := r.columnExpr(ref, a.col)
 		if err != nil {
 			r.fail(err)

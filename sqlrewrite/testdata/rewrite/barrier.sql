@@ -34,7 +34,7 @@ SELECT region, count(*) FROM sales.orders GROUP BY region HAVING count(*) > 1
 -- case: plain: an uncorrelated scalar subquery of a known type is a parameter
 SELECT id FROM sales.orders WHERE id = (SELECT r.region FROM sales.regions r LIMIT 1)::int
 
--- case: fence: a scalar subquery whose type pgranger does not infer
+-- case: guard: a scalar subquery whose type pgranger does not infer
 SELECT id FROM sales.orders WHERE id = (SELECT max(id) FROM sales.regions, sales.orders)
 
 -- case: guard: a division that can fail moves inside under the filter
@@ -63,6 +63,18 @@ SELECT o.id FROM sales.orders o JOIN sales.regions r ON r.region = o.region AND 
 
 -- case: guard: inside a sublink's own level
 SELECT r.name FROM sales.regions r WHERE r.region IN (SELECT o.region FROM sales.orders o WHERE o.amount > 100)
+
+-- case: guard: with an uncorrelated scalar subquery (an initplan), which moves with it
+SELECT o.id FROM sales.orders o WHERE o.amount > (SELECT avg(x.amount) FROM sales.orders x)
+
+-- case: guard: with an uncorrelated EXISTS
+SELECT o.id FROM sales.orders o WHERE o.amount > 100 OR EXISTS (SELECT 1 FROM sales.regions r WHERE r.name = 'x')
+
+-- case: fence: a correlated scalar subquery cannot move
+SELECT o.id FROM sales.orders o WHERE o.amount > (SELECT count(*) FROM sales.regions r WHERE r.region = o.region)
+
+-- case: fence: x IN (SELECT …) inside an OR has a test expression and cannot move
+SELECT o.id FROM sales.orders o WHERE o.amount > 100 OR o.region IN (SELECT r.region FROM sales.regions r)
 
 -- case: guard: two references to one table, each with its own guard
 SELECT a.id FROM sales.orders a JOIN sales.orders b ON a.id = b.id WHERE a.amount > 1 AND b.amount < 2
