@@ -70,6 +70,11 @@ type Tag struct {
 // Options tune evaluation choices Ranger leaves open.
 type Options struct {
 	MaskPrecedence string // "tag" (default, Ranger's order) or "resource"
+	// ReadTagFile reads the ServiceTags document that a service-def's
+	// RangerTagEnricher with RangerFileBasedTagRetriever names in
+	// enricherOptions.serviceTagsFileName (enricher.go), for bundles that
+	// carry no tags themselves. nil: such a bundle does not compile.
+	ReadTagFile func(name string) ([]byte, error)
 }
 
 // Engine evaluates one bundle. It is immutable after NewEngine and safe for
@@ -181,8 +186,12 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 			e.zones[name] = z
 		}
 	}
-	if b.Tags != nil {
-		e.tags = newTagStore(sd, b.Tags, e.dbIdx, e.tblIdx)
+	tags, err := enricherTags(b, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if tags != nil {
+		e.tags = newTagStore(sd, tags, e.dbIdx, e.tblIdx)
 	}
 	return e, nil
 }

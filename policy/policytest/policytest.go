@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -270,7 +271,7 @@ func LoadFile(path string) (*Suite, error) {
 		sp.TagPolicies = &ranger.TagPolicies{ServiceName: t.ServiceName, PolicyVersion: -1, Policies: t.TagPolicies, ServiceDef: t.ServiceDef, ServiceConfig: t.ServiceConfig, AuditMode: sp.AuditMode}
 	}
 	bundle := &ranger.Bundle{Policies: sp, Roles: rolesFromMappings(f.ServiceName, f.UserRoles, f.GroupRoles, f.RoleRoles)}
-	eng, err := policy.NewEngine(bundle, policy.Options{})
+	eng, err := policy.NewEngine(bundle, policy.Options{ReadTagFile: classpathReader(filepath.Dir(path))})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
@@ -283,6 +284,17 @@ func LoadFile(path string) (*Suite, error) {
 		s.Cases = append(s.Cases, cs...)
 	}
 	return s, nil
+}
+
+// classpathReader resolves a file a tag enricher names the way Ranger's
+// test classpath does for these files: the name is a classpath path such
+// as /policyengine/resourceTags.json, and the classpath root holds the
+// test files' folder, so the document is the test file's sibling with the
+// name's base name.
+func classpathReader(dir string) func(string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(dir, path.Base(filepath.ToSlash(name))))
+	}
 }
 
 // rolesFromMappings builds RangerRoles the way Ranger's runner does: one
