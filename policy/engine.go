@@ -438,13 +438,19 @@ type evalReq struct {
 	tc     tokenCtx
 	access string // lower-case; "" for `_any`
 	isAny  bool
-	user   string
-	groups []string
-	roles  []string // sorted
-	at     time.Time
-	tags   []*reqTag // tags of the requested resource
-	curTag *reqTag   // the tag a tag policy is being evaluated for
-	subj   *Subject
+	// descScope: policies and tags matching below the requested resource
+	// apply (`_any`, or Ranger's ResourceMatchingScope SELF_OR_DESCENDANTS).
+	descScope bool
+	// descDeny: a deny reached through such a descendant match counts
+	// (Ranger's isDescendantDenyIgnored false).
+	descDeny bool
+	user     string
+	groups   []string
+	roles    []string // sorted
+	at       time.Time
+	tags     []*reqTag // tags of the requested resource
+	curTag   *reqTag   // the tag a tag policy is being evaluated for
+	subj     *Subject
 
 	uattrs map[string]string
 	gattrs map[string]map[string]string
@@ -468,6 +474,7 @@ func (e *Engine) newEvalReq(s *Subject, access string, at time.Time) *evalReq {
 		at:     at,
 		subj:   s,
 	}
+	rq.descScope = rq.isAny
 	rq.tc = tokenCtx{user: s.User, userAttrs: rq.userAttributes}
 	return rq
 }
@@ -516,6 +523,14 @@ type Request struct {
 	Access   string       // "" or "_any" = any access
 	At       time.Time    // zero = now
 	Tags     []RequestTag // nil: look tags up in the bundle's ServiceTags
+	// SelfOrDescendants is Ranger's ResourceMatchingScope
+	// SELF_OR_DESCENDANTS: policies and tags on resources below the
+	// requested one apply, as they do for `_any`.
+	SelfOrDescendants bool
+	// DescendantDeny is Ranger's isDescendantDenyIgnored false: a deny of
+	// a policy on a resource below the requested one denies the request
+	// (by default, as in Ranger, such denies are ignored).
+	DescendantDeny bool
 }
 
 // RequestTag is a tag supplied with a Request, as Ranger's TAGS context.
@@ -550,10 +565,17 @@ func (e *Engine) genericResource(req *Request) *reqResource {
 }
 
 func (e *Engine) prepare(s *Subject, access string, at time.Time, rr *reqResource, tags []RequestTag, tagsGiven bool) *evalReq {
+	return e.prepareScoped(s, access, at, rr, tags, tagsGiven, nil)
+}
+
+func (e *Engine) prepareScoped(s *Subject, access string, at time.Time, rr *reqResource, tags []RequestTag, tagsGiven bool, scope func(*evalReq)) *evalReq {
 	if at.IsZero() {
 		at = time.Now()
 	}
 	rq := e.newEvalReq(s, access, at)
+	if scope != nil {
+		scope(rq)
+	}
 	rq.setResource(rr)
 	if tagsGiven {
 		for i, t := range tags {
@@ -606,15 +628,24 @@ func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
 
 // AccessRequest is Access for a Request.
 func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
-	return e.evalAccess(e.prepare(s, req.Access, req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	return e.evalAccess(e.prepareRequest(s, req.Access, &req))
+}
+
+// prepareRequest is prepare for a Request, with its matching scope.
+func (e *Engine) prepareRequest(s *Subject, access string, req *Request) *evalReq {
+	scope := func(rq *evalReq) {
+		rq.descScope = rq.isAny || req.SelfOrDescendants
+		rq.descDeny = req.DescendantDeny
+	}
+	return e.prepareScoped(s, access, req.At, e.genericResource(req), req.Tags, req.Tags != nil, scope)
 }
 
 // MaskRequest is Mask for a Request; the access type is always select.
 func (e *Engine) MaskRequest(s *Subject, req Request) Mask {
-	return e.evalMask(e.prepare(s, "select", req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	return e.evalMask(e.prepareRequest(s, "select", &req))
 }
 
 // RowFilterRequest is RowFilter for a Request.
 func (e *Engine) RowFilterRequest(s *Subject, req Request) RowFilter {
-	return e.evalRowFilter(e.prepare(s, "select", req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	return e.evalRowFilter(e.prepareRequest(s, "select", &req))
 }

@@ -191,12 +191,16 @@ type testFormat struct {
 			Elements  map[string]json.RawMessage `json:"elements"`
 			OwnerUser string                     `json:"ownerUser"`
 		} `json:"resource"`
-		AccessType string                     `json:"accessType"`
-		User       string                     `json:"user"`
-		UserGroups []string                   `json:"userGroups"`
-		UserRoles  []string                   `json:"userRoles"`
-		AccessTime json.RawMessage            `json:"accessTime"`
-		Context    map[string]json.RawMessage `json:"context"`
+		AccessType string `json:"accessType"`
+		// ResourceMatchingScope SELF_OR_DESCENDANTS; isDescendantDenyIgnored
+		// (Ranger's default true).
+		ResourceMatchingScope   string                     `json:"resourceMatchingScope"`
+		IsDescendantDenyIgnored *bool                      `json:"isDescendantDenyIgnored"`
+		User                    string                     `json:"user"`
+		UserGroups              []string                   `json:"userGroups"`
+		UserRoles               []string                   `json:"userRoles"`
+		AccessTime              json.RawMessage            `json:"accessTime"`
+		Context                 map[string]json.RawMessage `json:"context"`
 	} `json:"request"`
 	Result *struct {
 		IsAllowed bool  `json:"isAllowed"`
@@ -337,7 +341,9 @@ func casesOf(t *testFormat) ([]Case, error) {
 	if attrs, ok := t.UserAttributes[t.Request.User]; ok {
 		base.Subject.Attributes = attrs
 	}
-	req := policy.Request{Resource: map[string][]string{}, Owner: t.Request.Resource.OwnerUser, Access: t.Request.AccessType}
+	req := policy.Request{Resource: map[string][]string{}, Owner: t.Request.Resource.OwnerUser, Access: t.Request.AccessType,
+		SelfOrDescendants: t.Request.ResourceMatchingScope == "SELF_OR_DESCENDANTS",
+		DescendantDeny:    t.Request.IsDescendantDenyIgnored != nil && !*t.Request.IsDescendantDenyIgnored}
 	for name, raw := range t.Request.Resource.Elements {
 		var one string
 		if err := json.Unmarshal(raw, &one); err == nil {
