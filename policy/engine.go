@@ -84,7 +84,14 @@ type Engine struct {
 	policyVersion int64
 	auditMode     string
 	noAudit       map[int64]bool // ids of policies with isAuditEnabled false (audit.go)
-	opts          Options
+	// Audit filters of serviceConfig and of the tag service's
+	// serviceConfig, users/groups/roles never audited, and whether the
+	// bundle has no policies at all (auditfilter.go).
+	auditFilters    []*auditFilter
+	tagAuditFilters []*auditFilter
+	auditExclude    auditExclusions
+	noPolicies      bool
+	opts            Options
 
 	sd              *serviceDef
 	tagSD           *serviceDef // nil without tag policies
@@ -162,6 +169,24 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("policy: tag service-def: %w", err)
 		}
 		tagPolicies = tp.Policies
+	}
+	e.noPolicies = len(sp.Policies) == 0 && len(tagPolicies) == 0
+	e.auditExclude = auditExclusions{users: csvSet(sp.ServiceConfig[auditExcludeUsersKey]),
+		groups: csvSet(sp.ServiceConfig[auditExcludeGroupsKey]), roles: csvSet(sp.ServiceConfig[auditExcludeRolesKey])}
+	if e.auditFilters, err = compileAuditFilters(sd, sp.ServiceConfig); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if tp := sp.TagPolicies; tp != nil && tp.ServiceDef != nil && strings.TrimSpace(tp.ServiceConfig[auditFiltersKey]) != "" {
+		tsd := e.tagSD
+		if tsd == nil {
+			if tsd, err = compileServiceDef(tp.ServiceDef, e.componentPrefix); err != nil {
+				return nil, fmt.Errorf("policy: tag service-def: %w", err)
+			}
+			e.tagSD = tsd
+		}
+		if e.tagAuditFilters, err = compileAuditFilters(tsd, tp.ServiceConfig); err != nil {
+			return nil, fmt.Errorf("policy: tag service: %w", err)
+		}
 	}
 	e.def = e.buildRepo(sp.Policies, tagPolicies, "")
 	if len(sp.SecurityZones) > 0 {
@@ -523,6 +548,7 @@ type Request struct {
 	Access   string       // "" or "_any" = any access
 	At       time.Time    // zero = now
 	Tags     []RequestTag // nil: look tags up in the bundle's ServiceTags
+	Action   string       // what the client does (Hive's operation), for audit filters
 	// SelfOrDescendants is Ranger's ResourceMatchingScope
 	// SELF_OR_DESCENDANTS: policies and tags on resources below the
 	// requested one apply, as they do for `_any`.

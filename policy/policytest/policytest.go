@@ -47,6 +47,7 @@ type Case struct {
 	AnyAccess   bool
 
 	WantAllowed   bool
+	WantAudited   *bool // access cases: Ranger's isAudited, when the file gives it
 	WantPolicyID  int64 // Ranger's convention: -1 when no policy decided
 	WantMaskType  string
 	WantMaskValue string
@@ -174,14 +175,19 @@ type fileFormat struct {
 		TagPolicies   []ranger.RangerPolicy    `json:"tagPolicies"`
 		ServiceConfig ranger.StringMap         `json:"serviceConfig"`
 	} `json:"tagPolicyInfo"`
-	UserRoles     map[string][]string `json:"userRoles"`
-	GroupRoles    map[string][]string `json:"groupRoles"`
-	RoleRoles     map[string][]string `json:"roleRoles"`
-	SuperUsers    []string            `json:"superUsers"`
-	SuperGroups   []string            `json:"superGroups"`
-	ServiceConfig ranger.StringMap    `json:"serviceConfig"`
-	AuditMode     string              `json:"auditMode"`
-	Tests         []testFormat        `json:"tests"`
+	UserRoles   map[string][]string `json:"userRoles"`
+	GroupRoles  map[string][]string `json:"groupRoles"`
+	RoleRoles   map[string][]string `json:"roleRoles"`
+	SuperUsers  []string            `json:"superUsers"`
+	SuperGroups []string            `json:"superGroups"`
+	// Users, groups and roles never audited (plugin configuration
+	// .audit.exclude.users|groups|roles in Ranger's runner).
+	AuditExcludedUsers  []string         `json:"auditExcludedUsers"`
+	AuditExcludedGroups []string         `json:"auditExcludedGroups"`
+	AuditExcludedRoles  []string         `json:"auditExcludedRoles"`
+	ServiceConfig       ranger.StringMap `json:"serviceConfig"`
+	AuditMode           string           `json:"auditMode"`
+	Tests               []testFormat     `json:"tests"`
 }
 
 type testFormat struct {
@@ -199,11 +205,13 @@ type testFormat struct {
 		User                    string                     `json:"user"`
 		UserGroups              []string                   `json:"userGroups"`
 		UserRoles               []string                   `json:"userRoles"`
+		Action                  string                     `json:"action"`
 		AccessTime              json.RawMessage            `json:"accessTime"`
 		Context                 map[string]json.RawMessage `json:"context"`
 	} `json:"request"`
 	Result *struct {
 		IsAllowed bool  `json:"isAllowed"`
+		IsAudited *bool `json:"isAudited"`
 		PolicyID  int64 `json:"policyId"`
 	} `json:"result"`
 	DataMaskResult *struct {
@@ -259,6 +267,9 @@ func LoadFile(path string) (*Suite, error) {
 	}
 	joinCfg("ranger.plugin.super.users", f.SuperUsers)
 	joinCfg("ranger.plugin.super.groups", f.SuperGroups)
+	joinCfg("ranger.plugin.audit.exclude.users", f.AuditExcludedUsers)
+	joinCfg("ranger.plugin.audit.exclude.groups", f.AuditExcludedGroups)
+	joinCfg("ranger.plugin.audit.exclude.roles", f.AuditExcludedRoles)
 
 	sp := &ranger.ServicePolicies{
 		ServiceName:   f.ServiceName,
@@ -342,8 +353,8 @@ func casesOf(t *testFormat) ([]Case, error) {
 		base.Subject.Attributes = attrs
 	}
 	req := policy.Request{Resource: map[string][]string{}, Owner: t.Request.Resource.OwnerUser, Access: t.Request.AccessType,
-		SelfOrDescendants: t.Request.ResourceMatchingScope == "SELF_OR_DESCENDANTS",
-		DescendantDeny:    t.Request.IsDescendantDenyIgnored != nil && !*t.Request.IsDescendantDenyIgnored}
+		SelfOrDescendants: t.Request.ResourceMatchingScope == "SELF_OR_DESCENDANTS", Action: t.Request.Action,
+		DescendantDeny: t.Request.IsDescendantDenyIgnored != nil && !*t.Request.IsDescendantDenyIgnored}
 	for name, raw := range t.Request.Resource.Elements {
 		var one string
 		if err := json.Unmarshal(raw, &one); err == nil {
@@ -388,7 +399,7 @@ func casesOf(t *testFormat) ([]Case, error) {
 	var out []Case
 	if r := t.Result; r != nil {
 		c := base
-		c.Kind, c.WantAllowed, c.WantPolicyID = "access", r.IsAllowed, r.PolicyID
+		c.Kind, c.WantAllowed, c.WantPolicyID, c.WantAudited = "access", r.IsAllowed, r.PolicyID, r.IsAudited
 		out = append(out, c)
 	}
 	if r := t.DataMaskResult; r != nil {
@@ -464,9 +475,14 @@ func (s *Suite) runCase(c *Case) Result {
 	switch c.Kind {
 	case "access":
 		d := s.access(c)
+		audited := s.Engine.AuditRequest(&c.Subject, c.Request, d)
 		res.Want = fmt.Sprintf("allowed=%v policyId=%d", c.WantAllowed, c.WantPolicyID)
 		res.Got = fmt.Sprintf("allowed=%v policyId=%d (%s)", d.Allowed, rangerID(d.PolicyID), d.Reason)
-		decisionOK = d.Allowed == c.WantAllowed
+		if c.WantAudited != nil {
+			res.Want += fmt.Sprintf(" audited=%v", *c.WantAudited)
+			res.Got += fmt.Sprintf(" audited=%v", audited)
+		}
+		decisionOK = d.Allowed == c.WantAllowed && (c.WantAudited == nil || *c.WantAudited == audited)
 		idOK = rangerID(d.PolicyID) == c.WantPolicyID
 	case "mask":
 		m := s.Engine.MaskRequest(&c.Subject, c.Request)
