@@ -132,6 +132,9 @@ func (e *Engine) filteredBase(q *AuditQuery) bool {
 	any := false
 	for _, ids := range q.PolicyIDs {
 		for _, id := range ids {
+			if id <= 0 {
+				continue // no policy (0) or a super user (-1)
+			}
 			any = true
 			if !e.noAudit[id] {
 				return true
