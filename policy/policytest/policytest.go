@@ -38,7 +38,7 @@ type Suite struct {
 // row-filter expectation, each a Case of its own.
 type Case struct {
 	Name    string
-	Kind    string // "access", "mask" or "rowfilter"
+	Kind    string // "access", "mask", "rowfilter" or "accessinfo"
 	Subject policy.Subject
 	Request policy.Request
 	// AccessTypes and AnyAccess come from the request context keys
@@ -53,6 +53,7 @@ type Case struct {
 	WantMaskValue string
 	WantFilter    string
 	HasFilter     bool
+	WantInfo      policy.ResourceAccessInfo // "accessinfo" cases
 
 	UserAttributes map[string]map[string]string
 }
@@ -227,6 +228,12 @@ type testFormat struct {
 		} `json:"additionalInfo"`
 		PolicyID int64 `json:"policyId"`
 	} `json:"rowFilterResult"`
+	ResourceAccessInfo *struct {
+		AllowedUsers  []string `json:"allowedUsers"`
+		AllowedGroups []string `json:"allowedGroups"`
+		DeniedUsers   []string `json:"deniedUsers"`
+		DeniedGroups  []string `json:"deniedGroups"`
+	} `json:"resourceAccessInfo"`
 	UserAttributes map[string]map[string]string `json:"userAttributes"`
 }
 
@@ -421,7 +428,24 @@ func casesOf(t *testFormat) ([]Case, error) {
 		}
 		out = append(out, c)
 	}
+	if r := t.ResourceAccessInfo; r != nil {
+		c := base
+		c.Kind = "accessinfo"
+		c.WantInfo = policy.ResourceAccessInfo{AllowedUsers: sortedCopy(r.AllowedUsers), AllowedGroups: sortedCopy(r.AllowedGroups),
+			DeniedUsers: sortedCopy(r.DeniedUsers), DeniedGroups: sortedCopy(r.DeniedGroups)}
+		out = append(out, c)
+	}
 	return out, nil
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
+}
+
+func infoString(i policy.ResourceAccessInfo) string {
+	return fmt.Sprintf("allowedUsers=%v allowedGroups=%v deniedUsers=%v deniedGroups=%v", i.AllowedUsers, i.AllowedGroups, i.DeniedUsers, i.DeniedGroups)
 }
 
 func parseAccessTime(raw json.RawMessage) (time.Time, bool) {
@@ -496,6 +520,11 @@ func (s *Suite) runCase(c *Case) Result {
 				return res
 			}
 		}
+	case "accessinfo":
+		got := s.Engine.ResourceAccessInfo(c.Request)
+		res.Want, res.Got = infoString(c.WantInfo), infoString(got)
+		decisionOK = res.Want == res.Got
+		idOK = true
 	case "rowfilter":
 		rf := s.Engine.RowFilterRequest(&c.Subject, c.Request)
 		got, gotID := "", int64(-1)
