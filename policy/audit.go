@@ -94,6 +94,12 @@ func (e *Engine) AuditedAccess(q *AuditQuery) bool {
 		return e.Audited(q.Denied, q.PolicyIDs...)
 	}
 	base := e.filteredBase(q)
+	if !e.filterCanDecide(!q.Denied) {
+		// No filter decides for this result (the usual single
+		// {accessResult: DENIED} filter and an allowed access): the
+		// first answer stands, without building requests.
+		return base && (e.auditExclude.empty() || !e.auditExcluded(e.newEvalReq(q.Subject, q.Access, time.Time{})))
+	}
 	at := q.At
 	if at.IsZero() {
 		at = time.Now()
@@ -142,4 +148,29 @@ func (e *Engine) filteredBase(q *AuditQuery) bool {
 		}
 	}
 	return !any && !q.Denied
+}
+
+// filterCanDecide reports whether some audit filter with isAudited can
+// match an access with this result.
+func (e *Engine) filterCanDecide(allowed bool) bool {
+	for _, fs := range [][]*auditFilter{e.auditFilters, e.tagAuditFilters} {
+		for _, f := range fs {
+			if f.isAudited == nil {
+				continue
+			}
+			switch f.result {
+			case anyResult:
+				return true
+			case deniedResult:
+				if !allowed {
+					return true
+				}
+			case allowedResult:
+				if allowed {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
