@@ -12,8 +12,8 @@ func TestApplyPolicyDeltas(t *testing.T) {
 		{ChangeType: DeltaPolicyUpdate, Policy: &RangerPolicy{ID: 3, Name: "c2", ServiceType: "hive"}},
 		{ChangeType: DeltaPolicyCreate, Policy: &RangerPolicy{ID: 9, Name: "new", ServiceType: "hive"}},
 		{ChangeType: DeltaPolicyDelete, Policy: &RangerPolicy{ID: 1, ServiceType: "tag"}}, // another service type
-		{ChangeType: 4, Policy: &RangerPolicy{ID: 1, ServiceType: "hive"}},                  // not a policy change
-		{ChangeType: DeltaPolicyDelete},                                                      // no policy
+		{ChangeType: 4, Policy: &RangerPolicy{ID: 1, ServiceType: "hive"}},                // not a policy change
+		{ChangeType: DeltaPolicyDelete}, // no policy
 	}, "hive")
 	var names []string
 	for _, p := range got {
