@@ -129,8 +129,9 @@ func TestAuditRecordFields(t *testing.T) {
 	}
 }
 
-// Ranger's auditMode "audit-none" in the bundle silences the audit; a
-// policy with isAuditEnabled false silences the accesses it decides.
+// Ranger's auditMode "audit-none" in the bundle silences the audit but for
+// what its audit filters record; a policy with isAuditEnabled false
+// silences the accesses it decides.
 func TestAuditHonoursBundleAuditSettings(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(repoRoot, "examples/policies/hive.json"))
 	if err != nil {
@@ -176,8 +177,15 @@ func TestAuditHonoursBundleAuditSettings(t *testing.T) {
 	rows(t, conn, "SELECT id FROM sales.orders", simple)
 	tryRows(conn, "SELECT salary FROM hr.employees", simple)
 	time.Sleep(200 * time.Millisecond)
-	if n := len(auditLines(t, p)); n != 2 {
-		t.Errorf("audit-none: %d records, want the 2 from before", n)
+	// The bundle's audit filter [{accessResult: DENIED, isAudited: true}]
+	// still records the denial, as in Ranger (filters apply after the
+	// audit mode); the allowed read is not recorded.
+	lines := auditLines(t, p)
+	if n := len(lines); n != 3 {
+		t.Fatalf("audit-none: %d records, want the 2 from before and the denial", n)
+	}
+	if last := lines[2]; last["resource"] != "hr/employees/salary" || last["result"] != 0.0 {
+		t.Errorf("audit-none: the third record is %v, want the denial", last)
 	}
 }
 
@@ -612,4 +620,49 @@ func TestSIGHUPEndsSessionsOfRemovedAndChangedUsers(t *testing.T) {
 	if strings.Contains(log, "alice-Next-2") {
 		t.Errorf("the log shows alice's password:\n%s", log)
 	}
+}
+
+// The bundle's audit filters (serviceConfig ranger.plugin.audit.filters)
+// and audit exclusions decide which accesses are recorded, as in Ranger's
+// plugins: a filtered table is not audited, other reads are, and the
+// DENIED filter audits a denial.
+func TestAuditFollowsAuditFilters(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "examples/policies/hive.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundle map[string]any
+	json.Unmarshal(doc, &bundle)
+	cfg, _ := bundle["serviceConfig"].(map[string]any)
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	cfg["ranger.plugin.audit.filters"] = `[ {'accessResult': 'DENIED', 'isAudited': true},
+		{'resources': {'database': {'values': ['sales']}, 'table': {'values': ['orders_plain']}, 'column': {'values': ['*']}}, 'isAudited': false},
+		{'users': ['alice'], 'isAudited': false} ]`
+	bundle["serviceConfig"] = cfg
+	filtered, _ := json.Marshal(bundle)
+	p := startProxy(t, proxyOptions{policies: filtered})
+	conn := connect(t, p, "bob")
+	simple := pgx.QueryExecModeSimpleProtocol
+	rows(t, conn, "SELECT id FROM sales.orders_plain", simple) // filtered table: not audited
+	rows(t, conn, "SELECT id FROM sales.orders", simple)       // audited
+	if _, err := tryRows(conn, "SELECT salary FROM hr.employees", simple); sqlstate(err) != "42501" {
+		t.Fatalf("want a denial, got %v", err)
+	}
+	alice := connect(t, p, "alice")
+	rows(t, alice, "SELECT 1", simple) // alice is filtered out
+	eventually(t, 5*time.Second, func() string {
+		if n := len(auditLines(t, p)); n < 2 {
+			return fmt.Sprintf("%d records", n)
+		}
+		return ""
+	})
+	time.Sleep(200 * time.Millisecond) // a further record would be written by now
+	var got []string
+	for _, r := range auditLines(t, p) {
+		res, _ := r["resource"].(string)
+		got = append(got, fmt.Sprint(r["reqUser"], " ", r["action"], " ", res, " ", r["result"]))
+	}
+	equalLines(t, "audited", got, []string{"bob SELECT sales/orders/id 1", "bob SELECT hr/employees/salary 0"})
 }

@@ -465,15 +465,20 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 	}
 	base.DurationMs = &dur
 	base.Failed = failed
+	subj := s.rsess.Subject
 	if len(st.Resources) == 0 {
-		if r.eng == nil || r.eng.Audited(false) {
+		if r.eng == nil || r.eng.AuditedAccess(&policy.AuditQuery{Subject: subj, Action: st.Kind, At: start}) {
 			rec := base
 			log.Log(&rec)
 		}
 		return
 	}
 	for _, u := range st.Resources {
-		if r.eng != nil && !r.eng.Audited(false, u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs) {
+		// The audit mode, exclusions and filters of the bundle, and the
+		// isAuditEnabled of the policies that decided, as Ranger's plugins
+		// apply them (policy.AuditedAccess).
+		if r.eng != nil && !r.eng.AuditedAccess(&policy.AuditQuery{Subject: subj, Resource: policy.Resource{Database: u.Database, Table: u.Table},
+			Columns: u.Columns, Access: u.Access, Action: st.Kind, PolicyIDs: [][]int64{u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs}, At: start}) {
 			continue
 		}
 		rec := base
@@ -549,6 +554,7 @@ func (s *session) audit(res *sqlrewrite.Result) {
 	}
 	eng := s.srv.opts.Policies.PolicyState().Engine
 	var ids [][]int64
+	q := policy.AuditQuery{Subject: s.rsess.Subject, Denied: true}
 	r := s.auditBase(res, eng, time.Now())
 	r.Result = 0
 	r.Action = "DENIED"
@@ -564,8 +570,13 @@ func (s *session) audit(res *sqlrewrite.Result) {
 		r.Resource, r.ResType = deniedResource(d)
 		r.Access, r.Policy = d.Access, d.PolicyID
 		ids = append(ids, []int64{r.Policy})
+		q.Resource = policy.Resource{Database: d.Database, Table: d.Table}
+		if d.Column != "" {
+			q.Columns = []string{d.Column}
+		}
 	}
-	if eng != nil && !eng.Audited(true, ids...) {
+	q.Access, q.Action, q.PolicyIDs, q.At = r.Access, r.Action, ids, r.EvtTime
+	if eng != nil && !eng.AuditedAccess(&q) {
 		return
 	}
 	r.Reason = auditReason(res.Err)

@@ -162,7 +162,7 @@ func (e *Engine) evalTagAccess(rq *evalReq, set *policySet, res *accResult, ats 
 // policy. For a tag policy the match type is the tag's.
 func (e *Engine) evalAccessPolicy(p *cpolicy, rq *evalReq, res *accResult, ats *anyState, isTag bool) {
 	if isTag {
-		if !scopeAccepts(rq.curTag.mt, rq.isAny, true) {
+		if !scopeAccepts(rq.curTag.mt, rq.descScope, true) {
 			return
 		}
 		e.evalAccessItems(p, rq, rq.curTag.mt, false, res, ats)
@@ -173,7 +173,7 @@ func (e *Engine) evalAccessPolicy(p *cpolicy, rq *evalReq, res *accResult, ats *
 			return
 		}
 		mt, unknown := pm.matchType(rq.res, &rq.tc)
-		if !scopeAccepts(mt, rq.isAny, false) {
+		if !scopeAccepts(mt, rq.descScope, false) {
 			continue
 		}
 		e.evalAccessItems(p, rq, mt, unknown, res, ats)
@@ -217,18 +217,39 @@ func (e *Engine) evalAccessItems(p *cpolicy, rq *evalReq, mt matchType, unknown 
 				ats.results[i] = one
 			}
 		}
-		if v > 0 {
+		// One allowed type settles `_any`, or with descendant denies
+		// counted, one denied type (Ranger stops the walk there too).
+		if v > 0 && !rq.descDeny || v < 0 && rq.descDeny {
 			break
 		}
 	}
-	if c := ats.composite(); c != nil {
+	if c := ats.composite(rq.descDeny); c != nil {
 		*res = *c
 	}
 }
 
 // composite is deriveAccessResultFromGroup over all access types: an allowed
-// type allows `_any`; only if every type is denied is `_any` denied.
-func (a *anyState) composite() *accResult {
+// type allows `_any`; only if every type is denied is `_any` denied. With
+// descendant denies counted (each access type its own group in Ranger's
+// getCompositeAccessResult) it is the other way round: a denied type
+// denies, and only if every type is allowed is `_any` allowed.
+func (a *anyState) composite(descDeny bool) *accResult {
+	if descDeny {
+		for _, r := range a.results {
+			if r != nil && !r.allowed {
+				return r
+			}
+		}
+		for _, r := range a.results {
+			if r == nil {
+				return nil
+			}
+		}
+		if len(a.results) == 0 {
+			return nil
+		}
+		return a.results[0]
+	}
 	var denied *accResult
 	for _, r := range a.results {
 		if r == nil {
@@ -259,10 +280,11 @@ func (a *anyState) firstAllowed() *accResult {
 // the first matching allow item not cancelled by an allow exception allows;
 // otherwise isDenyAllElse denies. A deny reached through a DESCENDANT match
 // (`_any` on a parent of the policy's resource) is ignored, as Ranger's
-// ignoreDescendantDeny default does.
+// ignoreDescendantDeny default does, unless the request asks otherwise
+// (Request.DescendantDeny).
 func (p *cpolicy) decide(rq *evalReq, access string, mt matchType, unknown bool) (int, string) {
 	if matchAny(p.deny, rq, access, kindDeny, unknown) && !matchAny(p.denyEx, rq, access, kindDenyException, unknown) {
-		if mt == mtDescendant {
+		if mt == mtDescendant && !rq.descDeny {
 			return 0, ""
 		}
 		return -1, "denied by"
@@ -271,7 +293,7 @@ func (p *cpolicy) decide(rq *evalReq, access string, mt matchType, unknown bool)
 		return 1, "allowed by"
 	}
 	if p.denyAllElse {
-		if mt == mtDescendant {
+		if mt == mtDescendant && !rq.descDeny {
 			return 0, ""
 		}
 		return -1, "denied (deny-all-else) by"

@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/pgranger/pgranger/ranger"
+import (
+	"time"
+
+	"github.com/pgranger/pgranger/ranger"
+)
 
 // Audited reports whether an access decided with these policy ids is
 // audited, as a Ranger plugin decides it from the bundle:
@@ -53,4 +57,120 @@ func auditDisabled(sp *ranger.ServicePolicies) map[int64]bool {
 		add(z.Policies)
 	}
 	return out
+}
+
+// AuditQuery is one decided access as the proxy records it: a relation
+// (and the columns it read), the access, the statement kind as Ranger's
+// action, the decision and the policies that made it.
+type AuditQuery struct {
+	Subject   *Subject
+	Resource  Resource // the relation; Column is ignored
+	Columns   []string // the columns read, each a request of its own for the audit filters
+	Access    string
+	Action    string
+	Denied    bool
+	PolicyIDs [][]int64 // access, mask and row-filter policy ids
+	At        time.Time // zero = now
+}
+
+// AuditedAccess is Audited for a proxy record, with the bundle's audit
+// exclusions (serviceConfig ranger.plugin.audit.exclude.users|groups|roles)
+// and audit filters (ranger.plugin.audit.filters, of the service and of its
+// tag service) applied as a Ranger plugin applies them:
+//
+//   - without filters, Audited decides, except that an excluded user's
+//     allowed access is not audited (a denial is, as Ranger's default
+//     filter audits denials);
+//   - with filters, the audit mode, the exclusions and the deciding
+//     policies' isAuditEnabled give a first answer (a denial no policy
+//     decided is then not audited), and the first filter that matches the
+//     request and carries isAudited replaces it. With columns, each column
+//     is a request; the record is written if any of them is audited.
+func (e *Engine) AuditedAccess(q *AuditQuery) bool {
+	if len(e.auditFilters) == 0 && len(e.tagAuditFilters) == 0 {
+		if !q.Denied && !e.auditExclude.empty() && e.auditExcluded(e.newEvalReq(q.Subject, q.Access, time.Time{})) {
+			return false
+		}
+		return e.Audited(q.Denied, q.PolicyIDs...)
+	}
+	base := e.filteredBase(q)
+	if !e.filterCanDecide(!q.Denied) {
+		// No filter decides for this result (the usual single
+		// {accessResult: DENIED} filter and an allowed access): the
+		// first answer stands, without building requests.
+		return base && (e.auditExclude.empty() || !e.auditExcluded(e.newEvalReq(q.Subject, q.Access, time.Time{})))
+	}
+	at := q.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	cols := q.Columns
+	if len(cols) == 0 {
+		cols = []string{""}
+	}
+	for _, c := range cols {
+		r := q.Resource
+		r.Column = c
+		rq := e.prepare(q.Subject, q.Access, at, e.hiveResource(r), nil, false)
+		audited, ok := e.filterAudit(&auditRun{rq: rq, action: q.Action, allowed: !q.Denied})
+		if !ok {
+			audited = base && !e.auditExcluded(rq)
+		}
+		if audited {
+			return true
+		}
+	}
+	return false
+}
+
+// filteredBase is the audit decision before the filters when filters are
+// configured: the audit mode, then the deciding policies' isAuditEnabled.
+func (e *Engine) filteredBase(q *AuditQuery) bool {
+	switch e.auditMode {
+	case ranger.AuditModeNone:
+		return false
+	case ranger.AuditModeAll:
+		return true
+	}
+	if e.noPolicies {
+		return true
+	}
+	any := false
+	for _, ids := range q.PolicyIDs {
+		for _, id := range ids {
+			if id <= 0 {
+				continue // no policy (0) or a super user (-1)
+			}
+			any = true
+			if !e.noAudit[id] {
+				return true
+			}
+		}
+	}
+	return !any && !q.Denied
+}
+
+// filterCanDecide reports whether some audit filter with isAudited can
+// match an access with this result.
+func (e *Engine) filterCanDecide(allowed bool) bool {
+	for _, fs := range [][]*auditFilter{e.auditFilters, e.tagAuditFilters} {
+		for _, f := range fs {
+			if f.isAudited == nil {
+				continue
+			}
+			switch f.result {
+			case anyResult:
+				return true
+			case deniedResult:
+				if !allowed {
+					return true
+				}
+			case allowedResult:
+				if allowed {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

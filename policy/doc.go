@@ -26,6 +26,13 @@
 //   - Validity-schedule recurrences are read in the schedule's time zone
 //     (Ranger uses the plugin JVM's).
 //
+// Tags come with the bundle, or from the ServiceTags file a tag
+// service-def's RangerTagEnricher with RangerFileBasedTagRetriever names
+// (Options.ReadTagFile, enricher.go). Whether an access is audited follows
+// the audit mode, the policies' isAuditEnabled, serviceConfig's audit
+// exclusions and audit filters (auditfilter.go, audit.go). Who may access a
+// resource is ResourceAccessInfo (accessinfo.go).
+//
 // Super users and groups come from serviceConfig
 // ranger.plugin.super.users|groups; they bypass policies, masks and row
 // filters.

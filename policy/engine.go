@@ -70,6 +70,11 @@ type Tag struct {
 // Options tune evaluation choices Ranger leaves open.
 type Options struct {
 	MaskPrecedence string // "tag" (default, Ranger's order) or "resource"
+	// ReadTagFile reads the ServiceTags document that a service-def's
+	// RangerTagEnricher with RangerFileBasedTagRetriever names in
+	// enricherOptions.serviceTagsFileName (enricher.go), for bundles that
+	// carry no tags themselves. nil: such a bundle does not compile.
+	ReadTagFile func(name string) ([]byte, error)
 }
 
 // Engine evaluates one bundle. It is immutable after NewEngine and safe for
@@ -79,7 +84,14 @@ type Engine struct {
 	policyVersion int64
 	auditMode     string
 	noAudit       map[int64]bool // ids of policies with isAuditEnabled false (audit.go)
-	opts          Options
+	// Audit filters of serviceConfig and of the tag service's
+	// serviceConfig, users/groups/roles never audited, and whether the
+	// bundle has no policies at all (auditfilter.go).
+	auditFilters    []*auditFilter
+	tagAuditFilters []*auditFilter
+	auditExclude    auditExclusions
+	noPolicies      bool
+	opts            Options
 
 	sd              *serviceDef
 	tagSD           *serviceDef // nil without tag policies
@@ -158,6 +170,24 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 		}
 		tagPolicies = tp.Policies
 	}
+	e.noPolicies = len(sp.Policies) == 0 && len(tagPolicies) == 0
+	e.auditExclude = auditExclusions{users: csvSet(sp.ServiceConfig[auditExcludeUsersKey]),
+		groups: csvSet(sp.ServiceConfig[auditExcludeGroupsKey]), roles: csvSet(sp.ServiceConfig[auditExcludeRolesKey])}
+	if e.auditFilters, err = compileAuditFilters(sd, sp.ServiceConfig); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if tp := sp.TagPolicies; tp != nil && tp.ServiceDef != nil && strings.TrimSpace(tp.ServiceConfig[auditFiltersKey]) != "" {
+		tsd := e.tagSD
+		if tsd == nil {
+			if tsd, err = compileServiceDef(tp.ServiceDef, e.componentPrefix); err != nil {
+				return nil, fmt.Errorf("policy: tag service-def: %w", err)
+			}
+			e.tagSD = tsd
+		}
+		if e.tagAuditFilters, err = compileAuditFilters(tsd, tp.ServiceConfig); err != nil {
+			return nil, fmt.Errorf("policy: tag service: %w", err)
+		}
+	}
 	e.def = e.buildRepo(sp.Policies, tagPolicies, "")
 	if len(sp.SecurityZones) > 0 {
 		e.zones = map[string]*zone{}
@@ -181,8 +211,12 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 			e.zones[name] = z
 		}
 	}
-	if b.Tags != nil {
-		e.tags = newTagStore(sd, b.Tags, e.dbIdx, e.tblIdx)
+	tags, err := enricherTags(b, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if tags != nil {
+		e.tags = newTagStore(sd, tags, e.dbIdx, e.tblIdx)
 	}
 	return e, nil
 }
@@ -429,13 +463,19 @@ type evalReq struct {
 	tc     tokenCtx
 	access string // lower-case; "" for `_any`
 	isAny  bool
-	user   string
-	groups []string
-	roles  []string // sorted
-	at     time.Time
-	tags   []*reqTag // tags of the requested resource
-	curTag *reqTag   // the tag a tag policy is being evaluated for
-	subj   *Subject
+	// descScope: policies and tags matching below the requested resource
+	// apply (`_any`, or Ranger's ResourceMatchingScope SELF_OR_DESCENDANTS).
+	descScope bool
+	// descDeny: a deny reached through such a descendant match counts
+	// (Ranger's isDescendantDenyIgnored false).
+	descDeny bool
+	user     string
+	groups   []string
+	roles    []string // sorted
+	at       time.Time
+	tags     []*reqTag // tags of the requested resource
+	curTag   *reqTag   // the tag a tag policy is being evaluated for
+	subj     *Subject
 
 	uattrs map[string]string
 	gattrs map[string]map[string]string
@@ -459,6 +499,7 @@ func (e *Engine) newEvalReq(s *Subject, access string, at time.Time) *evalReq {
 		at:     at,
 		subj:   s,
 	}
+	rq.descScope = rq.isAny
 	rq.tc = tokenCtx{user: s.User, userAttrs: rq.userAttributes}
 	return rq
 }
@@ -507,6 +548,15 @@ type Request struct {
 	Access   string       // "" or "_any" = any access
 	At       time.Time    // zero = now
 	Tags     []RequestTag // nil: look tags up in the bundle's ServiceTags
+	Action   string       // what the client does (Hive's operation), for audit filters
+	// SelfOrDescendants is Ranger's ResourceMatchingScope
+	// SELF_OR_DESCENDANTS: policies and tags on resources below the
+	// requested one apply, as they do for `_any`.
+	SelfOrDescendants bool
+	// DescendantDeny is Ranger's isDescendantDenyIgnored false: a deny of
+	// a policy on a resource below the requested one denies the request
+	// (by default, as in Ranger, such denies are ignored).
+	DescendantDeny bool
 }
 
 // RequestTag is a tag supplied with a Request, as Ranger's TAGS context.
@@ -541,10 +591,17 @@ func (e *Engine) genericResource(req *Request) *reqResource {
 }
 
 func (e *Engine) prepare(s *Subject, access string, at time.Time, rr *reqResource, tags []RequestTag, tagsGiven bool) *evalReq {
+	return e.prepareScoped(s, access, at, rr, tags, tagsGiven, nil)
+}
+
+func (e *Engine) prepareScoped(s *Subject, access string, at time.Time, rr *reqResource, tags []RequestTag, tagsGiven bool, scope func(*evalReq)) *evalReq {
 	if at.IsZero() {
 		at = time.Now()
 	}
 	rq := e.newEvalReq(s, access, at)
+	if scope != nil {
+		scope(rq)
+	}
 	rq.setResource(rr)
 	if tagsGiven {
 		for i, t := range tags {
@@ -597,15 +654,24 @@ func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
 
 // AccessRequest is Access for a Request.
 func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
-	return e.evalAccess(e.prepare(s, req.Access, req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	return e.evalAccess(e.prepareRequest(s, req.Access, &req))
+}
+
+// prepareRequest is prepare for a Request, with its matching scope.
+func (e *Engine) prepareRequest(s *Subject, access string, req *Request) *evalReq {
+	scope := func(rq *evalReq) {
+		rq.descScope = rq.isAny || req.SelfOrDescendants
+		rq.descDeny = req.DescendantDeny
+	}
+	return e.prepareScoped(s, access, req.At, e.genericResource(req), req.Tags, req.Tags != nil, scope)
 }
 
 // MaskRequest is Mask for a Request; the access type is always select.
 func (e *Engine) MaskRequest(s *Subject, req Request) Mask {
-	return e.evalMask(e.prepare(s, "select", req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	return e.evalMask(e.prepareRequest(s, "select", &req))
 }
 
 // RowFilterRequest is RowFilter for a Request.
 func (e *Engine) RowFilterRequest(s *Subject, req Request) RowFilter {
-	return e.evalRowFilter(e.prepare(s, "select", req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	return e.evalRowFilter(e.prepareRequest(s, "select", &req))
 }

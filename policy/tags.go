@@ -84,7 +84,8 @@ func newTagStore(sd *serviceDef, st *ranger.ServiceTags, dbIdx, tblIdx int) *tag
 // find returns the tags that apply to the request (RangerTagEnricher.
 // findMatchingTags): a tagged resource matching as SELF,
 // SELF_AND_ALL_DESCENDANTS or ANCESTOR (a tag on a table applies to its
-// columns), and DESCENDANT too for `_any`. Tags outside their
+// columns), and DESCENDANT too for `_any` and for requests whose matching
+// scope is SELF_OR_DESCENDANTS. Tags outside their
 // validityPeriods are left out.
 func (ts *tagStore) find(rq *evalReq) []*reqTag {
 	var out []*reqTag
@@ -112,7 +113,7 @@ func (ts *tagStore) find(rq *evalReq) []*reqTag {
 		switch mt {
 		case mtSelf, mtSelfAndAllDescendants, mtAncestor:
 		case mtDescendant:
-			if !rq.isAny {
+			if !rq.descScope {
 				continue
 			}
 		default:

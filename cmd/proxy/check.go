@@ -82,8 +82,9 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	catalogPath := fs.String("catalog", "", "YAML table declarations to use instead of connecting to the backend")
 	database := fs.String("database", "", "the PostgreSQL database (default: the backend DSN's)")
 	fs.Var(&searchPath, "search-path", `the session's search_path (default "$user",public)`)
+	who := fs.Bool("who", false, "also list, per relation, the users and groups the policies allow or deny the access (Ranger's resource access info)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] "SQL"`)
+		fmt.Fprintln(stderr, `usage: pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] [--who] "SQL"`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -167,7 +168,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	env := &sqlrewrite.Env{Policy: sqlrewrite.PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: now}
 	res := rw.Rewrite(context.Background(), env, sess, sql)
 
-	c := &checkPrinter{w: stdout, eng: eng, subj: subj, snap: snap, at: now, mapping: cfg.Policy.NamespaceMapping, database: db}
+	c := &checkPrinter{w: stdout, eng: eng, subj: subj, snap: snap, at: now, mapping: cfg.Policy.NamespaceMapping, database: db, who: *who}
 	c.identity()
 	for i, st := range res.Statements {
 		c.statement(i+1, st)
@@ -220,6 +221,7 @@ type checkPrinter struct {
 	at       time.Time
 	mapping  string
 	database string
+	who      bool // print the resource access info of each relation
 }
 
 func (c *checkPrinter) identity() {
@@ -259,6 +261,9 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 			continue
 		}
 		fmt.Fprintf(c.w, "  database=%s table=%s\n", u.Database, u.Table)
+		if c.who {
+			c.accessInfo(u)
+		}
 		if c.eng.IsSuperUser(c.subj) {
 			fmt.Fprintln(c.w, "    super user: allowed (policy -1)")
 			continue
@@ -326,6 +331,28 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 		for i, e := range rf.Exprs {
 			fmt.Fprintf(c.w, "    row filter: %s (policy %d)\n", e, rf.PolicyIDs[i])
 		}
+	}
+}
+
+// accessInfo prints who the policies allow or deny the relation's access,
+// whoever asks (policy.Engine.ResourceAccessInfo); super users are not
+// listed.
+func (c *checkPrinter) accessInfo(u sqlrewrite.ResourceUse) {
+	access := u.Access
+	if access == "" {
+		access = "select"
+	}
+	info := c.eng.ResourceAccessInfo(policy.Request{Resource: map[string][]string{"database": {u.Database}, "table": {u.Table}},
+		Owner: c.owner(u.Database, u.Table), Access: access, At: c.at})
+	list := func(s []string) string {
+		if len(s) == 0 {
+			return "-"
+		}
+		return strings.Join(s, ",")
+	}
+	fmt.Fprintf(c.w, "    who may %s: users %s; groups %s\n", access, list(info.AllowedUsers), list(info.AllowedGroups))
+	if len(info.DeniedUsers)+len(info.DeniedGroups) > 0 {
+		fmt.Fprintf(c.w, "    denied %s: users %s; groups %s\n", access, list(info.DeniedUsers), list(info.DeniedGroups))
 	}
 }
 

@@ -65,6 +65,12 @@ func TestCheckCommandOffline(t *testing.T) {
 		t.Errorf("denial: exit %d, want 1", code)
 	}
 
+	// --who: who the policies allow and deny the relation's access.
+	code, out, _ = runCLI("check", "--config", cfg, "--catalog", cat, "--user", "bob", "--who", "SELECT name FROM hr.employees")
+	if code != 0 || !strings.Contains(out, "  database=hr table=employees\n    who may select: users -; groups analysts,compliance\n    denied select: users -; groups support\n") {
+		t.Errorf("--who: exit %d\n%s", code, out)
+	}
+
 	// A user no policy knows; a table-level read.
 	code, out, _ = runCLI("check", "--config", cfg, "--catalog", cat, "--user", "mallory", "SELECT count(*) FROM sales.orders")
 	if code != 1 || !strings.Contains(out, "select (table-level, no column read): denied (no policy grants it)") {

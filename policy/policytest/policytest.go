@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -30,14 +31,18 @@ import (
 type Suite struct {
 	File   string // base name of the file
 	Engine *policy.Engine
-	Cases  []Case
+	// Updated is the engine after the file's updatedPolicies (policy
+	// deltas) are applied; nil when the file has none. Its cases
+	// (updatedTests) run against it.
+	Updated *policy.Engine
+	Cases   []Case
 }
 
 // Case is one check: a test of the file can hold an access, a mask and a
 // row-filter expectation, each a Case of its own.
 type Case struct {
 	Name    string
-	Kind    string // "access", "mask" or "rowfilter"
+	Kind    string // "access", "mask", "rowfilter" or "accessinfo"
 	Subject policy.Subject
 	Request policy.Request
 	// AccessTypes and AnyAccess come from the request context keys
@@ -46,13 +51,18 @@ type Case struct {
 	AnyAccess   bool
 
 	WantAllowed   bool
+	WantAudited   *bool // access cases: Ranger's isAudited, when the file gives it
 	WantPolicyID  int64 // Ranger's convention: -1 when no policy decided
 	WantMaskType  string
 	WantMaskValue string
 	WantFilter    string
 	HasFilter     bool
+	WantInfo      policy.ResourceAccessInfo // "accessinfo" cases
 
 	UserAttributes map[string]map[string]string
+
+	// AfterDeltas: a case of updatedTests, run against Suite.Updated.
+	AfterDeltas bool
 }
 
 // Status of a case.
@@ -104,6 +114,10 @@ const (
 	AspectExpression Aspect = "expression"
 	// AspectDecision: the decision itself differs, on purpose.
 	AspectDecision Aspect = "decision"
+	// AspectCondition: the case depends on a condition evaluator pgranger
+	// does not have yet; it fails closed instead (docs/policy-semantics.md,
+	// "Deliberate differences from Ranger"). Any outcome is accepted.
+	AspectCondition Aspect = "condition"
 )
 
 // KnownDifference is a documented, deliberate difference from a Ranger
@@ -113,43 +127,8 @@ type KnownDifference struct {
 	Case   string
 	Kind   string
 	Aspect Aspect
-	Reason string
-}
-
-// KnownDifferences lists the cases of Ranger's fixtures where pgranger's
-// answer differs from the fixture, with the reason.
-var KnownDifferences = []KnownDifference{
-	{
-		File: "test_policyengine_hive.json", Case: "ALLOW '_any access to db1' for user1: match when request has less levels than policy", Kind: "access",
-		Aspect: AspectPolicyID,
-		Reason: "policy id not checked by Ranger's own runner; Ranger's evaluation order puts deny-all-else policy 9 first, and it allows user1 select, so 9 is reported, not 3",
-	},
-	{
-		File: "test_policyengine_tag_hive.json", Case: "DENY 'desc default.table2;' for denieduser", Kind: "access",
-		Aspect: AspectPolicyID,
-		Reason: "policy id not checked by Ranger's own runner; tag policy 3 (PII-FINAL, deny all to public) decides before resource policy 103 is reached, so 3 is reported",
-	},
-	{
-		File: "test_policyengine_tag_hive.json", Case: "DENY 'desc default.table1;' for testuser", Kind: "access",
-		Aspect: AspectPolicyID,
-		Reason: "policy id not checked by Ranger's own runner; testuser is denied by tag policy 3 (PII-FINAL denies public), the fixture says no policy (-1)",
-	},
-	{
-		File: "test_policyengine_hive_mask_filter_with_req_expressions.json", Case: "'select ssn from employee.personal;' for user1 - maskType=CUSTOM", Kind: "mask",
-		Aspect: AspectExpression, Reason: "${{...}} expressions are expanded by the SQL layer (with quoting), not by the policy engine",
-	},
-	{
-		File: "test_policyengine_hive_mask_filter_with_req_expressions.json", Case: "'select ssn from employee.personal;' for user2 - maskType=CUSTOM", Kind: "mask",
-		Aspect: AspectExpression, Reason: "${{...}} expressions are expanded by the SQL layer (with quoting), not by the policy engine",
-	},
-	{
-		File: "test_policyengine_hive_mask_filter_with_req_expressions.json", Case: "'select ssn from employee.personal;' for user1 - filterExpr=dept='engg'", Kind: "rowfilter",
-		Aspect: AspectExpression, Reason: "${{...}} expressions are expanded by the SQL layer (with quoting), not by the policy engine",
-	},
-	{
-		File: "test_policyengine_hive_mask_filter_with_req_expressions.json", Case: "'select ssn from employee.personal;' for user2 - filterExpr=dept='r&d'", Kind: "rowfilter",
-		Aspect: AspectExpression, Reason: "${{...}} expressions are expanded by the SQL layer (with quoting), not by the policy engine",
-	},
+	Ranger string // what the file expects
+	Reason string // what pgranger does, and why
 }
 
 func knownDifference(file string, c *Case) *KnownDifference {
@@ -173,14 +152,28 @@ type fileFormat struct {
 		TagPolicies   []ranger.RangerPolicy    `json:"tagPolicies"`
 		ServiceConfig ranger.StringMap         `json:"serviceConfig"`
 	} `json:"tagPolicyInfo"`
-	UserRoles     map[string][]string `json:"userRoles"`
-	GroupRoles    map[string][]string `json:"groupRoles"`
-	RoleRoles     map[string][]string `json:"roleRoles"`
-	SuperUsers    []string            `json:"superUsers"`
-	SuperGroups   []string            `json:"superGroups"`
-	ServiceConfig ranger.StringMap    `json:"serviceConfig"`
-	AuditMode     string              `json:"auditMode"`
-	Tests         []testFormat        `json:"tests"`
+	UserRoles   map[string][]string `json:"userRoles"`
+	GroupRoles  map[string][]string `json:"groupRoles"`
+	RoleRoles   map[string][]string `json:"roleRoles"`
+	SuperUsers  []string            `json:"superUsers"`
+	SuperGroups []string            `json:"superGroups"`
+	// Users, groups and roles never audited (plugin configuration
+	// .audit.exclude.users|groups|roles in Ranger's runner).
+	AuditExcludedUsers  []string                           `json:"auditExcludedUsers"`
+	AuditExcludedGroups []string                           `json:"auditExcludedGroups"`
+	AuditExcludedRoles  []string                           `json:"auditExcludedRoles"`
+	ServiceConfig       ranger.StringMap                   `json:"serviceConfig"`
+	AuditMode           string                             `json:"auditMode"`
+	Tests               []testFormat                       `json:"tests"`
+	SecurityZones       map[string]ranger.SecurityZoneInfo `json:"securityZones"`
+	// updatedPolicies: policy deltas (and zones with theirs) applied
+	// after the tests, then updatedTests run (Ranger's incremental
+	// policy-engine tests).
+	UpdatedPolicies *struct {
+		PolicyDeltas  []ranger.RangerPolicyDelta         `json:"policyDeltas"`
+		SecurityZones map[string]ranger.SecurityZoneInfo `json:"securityZones"`
+	} `json:"updatedPolicies"`
+	UpdatedTests []testFormat `json:"updatedTests"`
 }
 
 type testFormat struct {
@@ -190,15 +183,21 @@ type testFormat struct {
 			Elements  map[string]json.RawMessage `json:"elements"`
 			OwnerUser string                     `json:"ownerUser"`
 		} `json:"resource"`
-		AccessType string                     `json:"accessType"`
-		User       string                     `json:"user"`
-		UserGroups []string                   `json:"userGroups"`
-		UserRoles  []string                   `json:"userRoles"`
-		AccessTime json.RawMessage            `json:"accessTime"`
-		Context    map[string]json.RawMessage `json:"context"`
+		AccessType string `json:"accessType"`
+		// ResourceMatchingScope SELF_OR_DESCENDANTS; isDescendantDenyIgnored
+		// (Ranger's default true).
+		ResourceMatchingScope   string                     `json:"resourceMatchingScope"`
+		IsDescendantDenyIgnored *bool                      `json:"isDescendantDenyIgnored"`
+		User                    string                     `json:"user"`
+		UserGroups              []string                   `json:"userGroups"`
+		UserRoles               []string                   `json:"userRoles"`
+		Action                  string                     `json:"action"`
+		AccessTime              json.RawMessage            `json:"accessTime"`
+		Context                 map[string]json.RawMessage `json:"context"`
 	} `json:"request"`
 	Result *struct {
 		IsAllowed bool  `json:"isAllowed"`
+		IsAudited *bool `json:"isAudited"`
 		PolicyID  int64 `json:"policyId"`
 	} `json:"result"`
 	DataMaskResult *struct {
@@ -214,6 +213,12 @@ type testFormat struct {
 		} `json:"additionalInfo"`
 		PolicyID int64 `json:"policyId"`
 	} `json:"rowFilterResult"`
+	ResourceAccessInfo *struct {
+		AllowedUsers  []string `json:"allowedUsers"`
+		AllowedGroups []string `json:"allowedGroups"`
+		DeniedUsers   []string `json:"deniedUsers"`
+		DeniedGroups  []string `json:"deniedGroups"`
+	} `json:"resourceAccessInfo"`
 	UserAttributes map[string]map[string]string `json:"userAttributes"`
 }
 
@@ -254,6 +259,9 @@ func LoadFile(path string) (*Suite, error) {
 	}
 	joinCfg("ranger.plugin.super.users", f.SuperUsers)
 	joinCfg("ranger.plugin.super.groups", f.SuperGroups)
+	joinCfg("ranger.plugin.audit.exclude.users", f.AuditExcludedUsers)
+	joinCfg("ranger.plugin.audit.exclude.groups", f.AuditExcludedGroups)
+	joinCfg("ranger.plugin.audit.exclude.roles", f.AuditExcludedRoles)
 
 	sp := &ranger.ServicePolicies{
 		ServiceName:   f.ServiceName,
@@ -262,6 +270,7 @@ func LoadFile(path string) (*Suite, error) {
 		ServiceDef:    f.ServiceDef,
 		AuditMode:     f.AuditMode,
 		ServiceConfig: cfg,
+		SecurityZones: f.SecurityZones,
 	}
 	if sp.AuditMode == "" {
 		sp.AuditMode = ranger.AuditModeDefault
@@ -270,7 +279,7 @@ func LoadFile(path string) (*Suite, error) {
 		sp.TagPolicies = &ranger.TagPolicies{ServiceName: t.ServiceName, PolicyVersion: -1, Policies: t.TagPolicies, ServiceDef: t.ServiceDef, ServiceConfig: t.ServiceConfig, AuditMode: sp.AuditMode}
 	}
 	bundle := &ranger.Bundle{Policies: sp, Roles: rolesFromMappings(f.ServiceName, f.UserRoles, f.GroupRoles, f.RoleRoles)}
-	eng, err := policy.NewEngine(bundle, policy.Options{})
+	eng, err := policy.NewEngine(bundle, policy.Options{ReadTagFile: classpathReader(filepath.Dir(path))})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
@@ -282,7 +291,49 @@ func LoadFile(path string) (*Suite, error) {
 		}
 		s.Cases = append(s.Cases, cs...)
 	}
+	if u := f.UpdatedPolicies; u != nil {
+		// As RangerPolicyEngineImpl.getPolicyEngine(engine, policies):
+		// the deltas apply to the policies the first engine had, the
+		// zones' deltas to each zone's policies.
+		up := *sp
+		up.Policies = ranger.ApplyPolicyDeltas(f.Policies, u.PolicyDeltas, f.ServiceDef.Name)
+		up.SecurityZones = map[string]ranger.SecurityZoneInfo{}
+		for name, z := range u.SecurityZones {
+			z.Policies = ranger.ApplyPolicyDeltas(f.SecurityZones[name].Policies, z.PolicyDeltas, f.ServiceDef.Name)
+			z.PolicyDeltas = nil
+			up.SecurityZones[name] = z
+		}
+		ub := *bundle
+		ub.Policies = &up
+		if s.Updated, err = policy.NewEngine(&ub, policy.Options{ReadTagFile: classpathReader(filepath.Dir(path))}); err != nil {
+			return nil, fmt.Errorf("%s: after updatedPolicies: %w", s.File, err)
+		}
+		for i := range f.UpdatedTests {
+			cs, err := casesOf(&f.UpdatedTests[i])
+			if err != nil {
+				return nil, fmt.Errorf("%s: updated test %q: %w", s.File, f.UpdatedTests[i].Name, err)
+			}
+			for j := range cs {
+				cs[j].AfterDeltas = true
+				cs[j].Name += " (after updatedPolicies)"
+			}
+			s.Cases = append(s.Cases, cs...)
+		}
+	} else if len(f.UpdatedTests) > 0 {
+		return nil, fmt.Errorf("%s: updatedTests without updatedPolicies", s.File)
+	}
 	return s, nil
+}
+
+// classpathReader resolves a file a tag enricher names the way Ranger's
+// test classpath does for these files: the name is a classpath path such
+// as /policyengine/resourceTags.json, and the classpath root holds the
+// test files' folder, so the document is the test file's sibling with the
+// name's base name.
+func classpathReader(dir string) func(string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(dir, path.Base(filepath.ToSlash(name))))
+	}
 }
 
 // rolesFromMappings builds RangerRoles the way Ranger's runner does: one
@@ -325,7 +376,9 @@ func casesOf(t *testFormat) ([]Case, error) {
 	if attrs, ok := t.UserAttributes[t.Request.User]; ok {
 		base.Subject.Attributes = attrs
 	}
-	req := policy.Request{Resource: map[string][]string{}, Owner: t.Request.Resource.OwnerUser, Access: t.Request.AccessType}
+	req := policy.Request{Resource: map[string][]string{}, Owner: t.Request.Resource.OwnerUser, Access: t.Request.AccessType,
+		SelfOrDescendants: t.Request.ResourceMatchingScope == "SELF_OR_DESCENDANTS", Action: t.Request.Action,
+		DescendantDeny: t.Request.IsDescendantDenyIgnored != nil && !*t.Request.IsDescendantDenyIgnored}
 	for name, raw := range t.Request.Resource.Elements {
 		var one string
 		if err := json.Unmarshal(raw, &one); err == nil {
@@ -370,7 +423,7 @@ func casesOf(t *testFormat) ([]Case, error) {
 	var out []Case
 	if r := t.Result; r != nil {
 		c := base
-		c.Kind, c.WantAllowed, c.WantPolicyID = "access", r.IsAllowed, r.PolicyID
+		c.Kind, c.WantAllowed, c.WantPolicyID, c.WantAudited = "access", r.IsAllowed, r.PolicyID, r.IsAudited
 		out = append(out, c)
 	}
 	if r := t.DataMaskResult; r != nil {
@@ -392,7 +445,24 @@ func casesOf(t *testFormat) ([]Case, error) {
 		}
 		out = append(out, c)
 	}
+	if r := t.ResourceAccessInfo; r != nil {
+		c := base
+		c.Kind = "accessinfo"
+		c.WantInfo = policy.ResourceAccessInfo{AllowedUsers: sortedCopy(r.AllowedUsers), AllowedGroups: sortedCopy(r.AllowedGroups),
+			DeniedUsers: sortedCopy(r.DeniedUsers), DeniedGroups: sortedCopy(r.DeniedGroups)}
+		out = append(out, c)
+	}
 	return out, nil
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
+}
+
+func infoString(i policy.ResourceAccessInfo) string {
+	return fmt.Sprintf("allowedUsers=%v allowedGroups=%v deniedUsers=%v deniedGroups=%v", i.AllowedUsers, i.AllowedGroups, i.DeniedUsers, i.DeniedGroups)
 }
 
 func parseAccessTime(raw json.RawMessage) (time.Time, bool) {
@@ -442,16 +512,30 @@ func rangerID(id int64) int64 {
 
 func (s *Suite) runCase(c *Case) Result {
 	res := Result{Case: c.Name, Kind: c.Kind}
+	eng := s.Engine
+	if c.AfterDeltas {
+		eng = s.Updated
+	}
 	var decisionOK, idOK bool
 	switch c.Kind {
 	case "access":
-		d := s.access(c)
+		d := access(eng, c)
+		audited := eng.AuditRequest(&c.Subject, c.Request, d)
 		res.Want = fmt.Sprintf("allowed=%v policyId=%d", c.WantAllowed, c.WantPolicyID)
 		res.Got = fmt.Sprintf("allowed=%v policyId=%d (%s)", d.Allowed, rangerID(d.PolicyID), d.Reason)
-		decisionOK = d.Allowed == c.WantAllowed
+		if c.WantAudited != nil {
+			res.Want += fmt.Sprintf(" audited=%v", *c.WantAudited)
+			res.Got += fmt.Sprintf(" audited=%v", audited)
+		}
+		decisionOK = d.Allowed == c.WantAllowed && (c.WantAudited == nil || *c.WantAudited == audited)
 		idOK = rangerID(d.PolicyID) == c.WantPolicyID
 	case "mask":
-		m := s.Engine.MaskRequest(&c.Subject, c.Request)
+		m := eng.MaskRequest(&c.Subject, c.Request)
+		if m.Type == "" && m.PolicyID != 0 {
+			// The engine reports a matched MASK_NONE as no mask, with the
+			// deciding policy; Ranger's result names the type.
+			m.Type = "MASK_NONE"
+		}
 		res.Want = fmt.Sprintf("maskType=%q maskedValue=%q policyId=%d", c.WantMaskType, c.WantMaskValue, c.WantPolicyID)
 		res.Got = fmt.Sprintf("maskType=%q maskedValue=%q policyId=%d", m.Type, m.ValueExpr, rangerID(m.PolicyID))
 		idOK = rangerID(m.PolicyID) == c.WantPolicyID || (m.Type == "" && c.WantPolicyID == -1)
@@ -462,8 +546,13 @@ func (s *Suite) runCase(c *Case) Result {
 				return res
 			}
 		}
+	case "accessinfo":
+		got := eng.ResourceAccessInfo(c.Request)
+		res.Want, res.Got = infoString(c.WantInfo), infoString(got)
+		decisionOK = res.Want == res.Got
+		idOK = true
 	case "rowfilter":
-		rf := s.Engine.RowFilterRequest(&c.Subject, c.Request)
+		rf := eng.RowFilterRequest(&c.Subject, c.Request)
 		got, gotID := "", int64(-1)
 		if len(rf.Exprs) > 0 {
 			got, gotID = strings.Join(rf.Exprs, " AND "), rf.PolicyIDs[0]
@@ -484,7 +573,7 @@ func (s *Suite) runCase(c *Case) Result {
 		res.Status = Passed
 	default:
 		kd := knownDifference(s.File, c)
-		if kd != nil && (kd.Aspect == AspectDecision || kd.Aspect == AspectPolicyID && decisionOK) {
+		if kd != nil && (kd.Aspect == AspectDecision || kd.Aspect == AspectCondition || kd.Aspect == AspectPolicyID && decisionOK) {
 			res.Status, res.Reason = Different, kd.Reason
 		} else {
 			res.Status = Failed
@@ -495,15 +584,15 @@ func (s *Suite) runCase(c *Case) Result {
 
 // access evaluates the request's access type, or each of ACCESSTYPES
 // (allowed if any is, with ISANYACCESS; else if all are).
-func (s *Suite) access(c *Case) policy.Decision {
+func access(eng *policy.Engine, c *Case) policy.Decision {
 	if len(c.AccessTypes) == 0 {
-		return s.Engine.AccessRequest(&c.Subject, c.Request)
+		return eng.AccessRequest(&c.Subject, c.Request)
 	}
 	var last policy.Decision
 	for _, at := range c.AccessTypes {
 		req := c.Request
 		req.Access = at
-		d := s.Engine.AccessRequest(&c.Subject, req)
+		d := eng.AccessRequest(&c.Subject, req)
 		if d.Allowed == c.AnyAccess {
 			return d
 		}
