@@ -98,6 +98,7 @@ type Engine struct {
 	userStore *ranger.RangerUserStore
 
 	timeline timeline // when schedules may change decisions (epoch.go)
+	reqConds reqCondFlags // what conditions read of the request (condeval.go)
 }
 
 // NewEngine compiles a bundle. An error means the bundle cannot be
@@ -184,6 +185,7 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 	if b.Tags != nil {
 		e.tags = newTagStore(sd, b.Tags, e.dbIdx, e.tblIdx)
 	}
+	e.reqConds = e.scanConditions()
 	return e, nil
 }
 
@@ -439,6 +441,7 @@ type evalReq struct {
 
 	uattrs map[string]string
 	gattrs map[string]map[string]string
+	cs     condState // request context and script env (condeval.go)
 }
 
 func (e *Engine) newEvalReq(s *Subject, access string, at time.Time) *evalReq {
@@ -507,6 +510,7 @@ type Request struct {
 	Access   string       // "" or "_any" = any access
 	At       time.Time    // zero = now
 	Tags     []RequestTag // nil: look tags up in the bundle's ServiceTags
+	Context  *RequestContext
 }
 
 // RequestTag is a tag supplied with a Request, as Ranger's TAGS context.
@@ -597,7 +601,9 @@ func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
 
 // AccessRequest is Access for a Request.
 func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
-	return e.evalAccess(e.prepare(s, req.Access, req.At, e.genericResource(&req), req.Tags, req.Tags != nil))
+	rq := e.prepare(s, req.Access, req.At, e.genericResource(&req), req.Tags, req.Tags != nil)
+	rq.cs.ctx = req.Context
+	return e.evalAccess(rq)
 }
 
 // MaskRequest is Mask for a Request; the access type is always select.
