@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pgranger/pgranger/rangerexpr"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/rangerexpr"
 )
 
 // RequestContext is what the caller knows of one request beyond the

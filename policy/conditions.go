@@ -3,8 +3,8 @@ package policy
 import (
 	"strings"
 
-	"github.com/pgranger/pgranger/rangerexpr"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/rangerexpr"
 )
 
 // Conditions and pgranger's fail-closed rule.

@@ -98,6 +98,7 @@ type Engine struct {
 	userStore *ranger.RangerUserStore
 
 	timeline timeline // when schedules may change decisions (epoch.go)
+
 	reqConds reqCondFlags // what conditions read of the request (condeval.go)
 }
 
