@@ -297,3 +297,18 @@ func sortedUniq(in []string) []string {
 	}
 	return out[:n]
 }
+
+// MaskWithContext is Mask for a request with its context.
+func (e *Engine) MaskWithContext(s *Subject, r Resource, at time.Time, ctx *RequestContext) Mask {
+	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
+	rq.cs.ctx = ctx
+	return e.evalMask(rq)
+}
+
+// RowFilterWithContext is RowFilter for a request with its context.
+func (e *Engine) RowFilterWithContext(s *Subject, r Resource, at time.Time, ctx *RequestContext) RowFilter {
+	r.Column = ""
+	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
+	rq.cs.ctx = ctx
+	return e.evalRowFilter(rq)
+}
