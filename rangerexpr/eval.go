@@ -52,6 +52,9 @@ type listVal struct {
 	items  []string
 	sep    string
 	quoted bool // each item is a string literal ('a','b')
+	// open and clos are quotes other than ' around each item ({a},{b}):
+	// Ranger's text, which the SQL layer cannot make safe.
+	open, clos string
 }
 
 var (
@@ -1354,7 +1357,7 @@ func csv(values []string, args []Value, quoted bool) (Value, error) {
 			l.quoted = true
 		case la.open == "" && la.clos == "":
 		default:
-			return Value{}, fmt.Errorf("quotes %q…%q cannot be made safe in SQL; only ' is", la.open, la.clos)
+			l.open, l.clos = la.open, la.clos
 		}
 	}
 	for i, it := range items {

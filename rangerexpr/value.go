@@ -29,13 +29,22 @@ func (v Value) Items() []string { return v.arr }
 func (v Value) Text() (string, error) { return v.str() }
 
 // List describes a String a list function returned (ctx.ugNamesQ(),
-// UG_NAMES_CSV, …): its items, separator and whether each item is a
-// quoted literal. ok is false for any other value.
-func (v Value) List() (items []string, sep string, quoted, ok bool) {
+// UG_NAMES_CSV, …). ok is false for any other value.
+func (v Value) List() (l ListInfo, ok bool) {
 	if v.list == nil {
-		return nil, "", false, false
+		return ListInfo{}, false
 	}
-	return v.list.items, v.list.sep, v.list.quoted, true
+	return ListInfo{Items: v.list.items, Sep: v.list.sep, Quoted: v.list.quoted, Open: v.list.open, Close: v.list.clos}, true
+}
+
+// ListInfo is how a list function built its text.
+type ListInfo struct {
+	Items  []string
+	Sep    string
+	Quoted bool // each item is a '…' literal
+	// Open and Close are other quotes around each item ({a},{b}); ""
+	// when there are none or they are '.
+	Open, Close string
 }
 
 // ErrUndefined says why an undefined value has no value.

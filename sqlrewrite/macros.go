@@ -265,7 +265,11 @@ func render(v rangerexpr.Value, state int) (string, error) {
 	}
 	// a string
 	text, _ := v.Text()
-	items, sep, quoted, isList := v.List()
+	l, isList := v.List()
+	items, sep, quoted := l.Items, l.Sep, l.Quoted
+	if isList && (l.Open != "" || l.Close != "") {
+		return "", fmt.Errorf("quotes %q…%q cannot be made safe in SQL; only ' is", l.Open, l.Close)
+	}
 	if !isList {
 		if inString {
 			return escape(text), nil
