@@ -33,7 +33,7 @@ type RequestContext struct {
 // AccessWithContext is Access for a request with its context.
 func (e *Engine) AccessWithContext(s *Subject, r Resource, access string, at time.Time, ctx *RequestContext) Decision {
 	rq := e.prepare(s, access, at, e.hiveResource(r), nil, false)
-	rq.cs.ctx = ctx
+	rq.withContext(ctx)
 	return e.evalAccess(rq)
 }
 
@@ -51,6 +51,22 @@ func (e *Engine) ConditionsReadRequestedResources() bool { return e.reqConds.req
 // reqCondFlags summarises the conditions of a bundle.
 type reqCondFlags struct {
 	request, requested bool
+}
+
+// withContext attaches the request context.
+func (rq *evalReq) withContext(ctx *RequestContext) {
+	if ctx != nil {
+		rq.state().ctx = ctx
+	}
+}
+
+// state is the evalReq's condition state, made on first use so that a
+// request without conditions pays nothing for it.
+func (rq *evalReq) state() *condState {
+	if rq.cs == nil {
+		rq.cs = &condState{}
+	}
+	return rq.cs
 }
 
 // condState is the part of an evalReq that conditions read.
@@ -144,7 +160,7 @@ func compileRequestCondition(sd *serviceDef, def *ranger.RangerPolicyConditionDe
 }
 
 func (c *condition) evalRequest(rq *evalReq) condResult {
-	ctx := rq.cs.ctx
+	ctx := rq.state().ctx
 	switch c.kind {
 	case condContextIn, condContextNotIn:
 		if c.attr == "" || len(c.values) == 0 || ctx == nil {
@@ -243,7 +259,8 @@ func (e *Engine) isMatch(pm *policyResMatcher, r *reqResource, tc *tokenCtx) boo
 
 // exprEnv is the script context of the request (RangerRequestScriptEvaluator).
 func (rq *evalReq) exprEnv() *rangerexpr.Env {
-	env := rq.cs.env
+	cs := rq.state()
+	env := cs.env
 	if env == nil {
 		env = &rangerexpr.Env{
 			User:       rq.user,
@@ -257,7 +274,7 @@ func (rq *evalReq) exprEnv() *rangerexpr.Env {
 		if rq.isAny {
 			env.Request.AccessType = "_any"
 		}
-		if ctx := rq.cs.ctx; ctx != nil {
+		if ctx := cs.ctx; ctx != nil {
 			env.Request.ClientIP, env.Request.SessionID, env.Request.Action = ctx.ClientIP, ctx.SessionID, ctx.Action
 			env.Request.Context = ctx.Attributes
 		}
@@ -276,7 +293,7 @@ func (rq *evalReq) exprEnv() *rangerexpr.Env {
 		for _, t := range tags {
 			env.Tags = append(env.Tags, rangerexpr.Tag{Type: t.typ, Attributes: t.attrs, MatchType: t.mt.String()})
 		}
-		rq.cs.env = env
+		cs.env = env
 	}
 	env.Tag = nil
 	if t := rq.curTag; t != nil {
@@ -301,7 +318,7 @@ func sortedUniq(in []string) []string {
 // MaskWithContext is Mask for a request with its context.
 func (e *Engine) MaskWithContext(s *Subject, r Resource, at time.Time, ctx *RequestContext) Mask {
 	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
-	rq.cs.ctx = ctx
+	rq.withContext(ctx)
 	return e.evalMask(rq)
 }
 
@@ -309,6 +326,6 @@ func (e *Engine) MaskWithContext(s *Subject, r Resource, at time.Time, ctx *Requ
 func (e *Engine) RowFilterWithContext(s *Subject, r Resource, at time.Time, ctx *RequestContext) RowFilter {
 	r.Column = ""
 	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
-	rq.cs.ctx = ctx
+	rq.withContext(ctx)
 	return e.evalRowFilter(rq)
 }

@@ -442,7 +442,7 @@ type evalReq struct {
 
 	uattrs map[string]string
 	gattrs map[string]map[string]string
-	cs     condState // request context and script env (condeval.go)
+	cs     *condState // request context and script env (condeval.go); nil until needed
 }
 
 func (e *Engine) newEvalReq(s *Subject, access string, at time.Time) *evalReq {
@@ -603,7 +603,7 @@ func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
 // AccessRequest is Access for a Request.
 func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
 	rq := e.prepare(s, req.Access, req.At, e.genericResource(&req), req.Tags, req.Tags != nil)
-	rq.cs.ctx = req.Context
+	rq.withContext(req.Context)
 	return e.evalAccess(rq)
 }
 
