@@ -920,6 +920,9 @@ func (n memberNode) eval(ev *exprEval) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
+	if obj.kind == jsCtx && n.name == "result" && ev.env.Request != nil {
+		return jsBoolean(ev.result), nil // a script may read what it set
+	}
 	return property(obj, n.name)
 }
 
