@@ -38,9 +38,10 @@ func (e *Engine) AccessWithContext(s *Subject, r Resource, access string, at tim
 }
 
 // ConditionsReadRequest reports whether some condition of the bundle reads
-// the request beyond subject, resource and access (a script, a context
-// attribute, the requested resources): a caller that caches decisions
-// must then key them by the RequestContext too.
+// the request beyond subject, resource, access and time (a script reading
+// REQ or the client's address, a context attribute, the requested
+// resources): a caller that caches decisions must then key them by the
+// RequestContext too.
 func (e *Engine) ConditionsReadRequest() bool { return e.reqConds.request }
 
 // ConditionsReadRequestedResources reports whether some condition reads
@@ -84,7 +85,11 @@ func (e *Engine) scanConditions() reqCondFlags {
 			switch c.kind {
 			case condAccessedTogether, condNotAccessedTogether:
 				f.requested, f.request = true, true
-			case condScript, condContextIn, condContextNotIn, condContextMatch:
+			case condScript:
+				// A script that reads no client value decides alike for
+				// every client: the caller need not pass or key on one.
+				f.request = f.request || c.script.ReadsClient()
+			case condContextIn, condContextNotIn, condContextMatch:
 				f.request = true
 			}
 		}

@@ -270,6 +270,14 @@ type exprParser struct {
 	pos    int
 	depth  int
 	locals map[string]bool // names a script declared with var, let or const
+	// readsClient: the text names REQ or a ctx method that reads the
+	// client's request (clientMethods).
+	readsClient bool
+}
+
+// clientMethods read what differs between clients of one identity.
+var clientMethods = map[string]bool{
+	"getClientIPAddress": true, "getRequestContextAttribute": true, "getSessionId": true, "getAction": true,
 }
 
 const (
@@ -412,6 +420,9 @@ func (p *exprParser) postfix() (exprNode, error) {
 				return nil, fmt.Errorf("expected a name after '.', found %s", t.describe())
 			}
 			p.pos++
+			if clientMethods[t.text] {
+				p.readsClient = true
+			}
 			n = memberNode{obj: n, name: t.text}
 		case p.peek().kind == "[" && p.peekAt(1).kind != "[":
 			p.pos++
@@ -606,6 +617,9 @@ func (p *exprParser) name(id string) (exprNode, error) {
 	case "undefined":
 		return litNode{jsUndefined}, nil
 	case "USER", "UGNAMES", "URNAMES", "UG", "UGA", "ctx", "TAGS", "TAGNAMES", "TAG", "tagAttr", "REQ", "RES":
+		if id == "REQ" {
+			p.readsClient = true
+		}
 		return varNode(id), nil
 	case "_ctx":
 		return nil, fmt.Errorf("_ctx is not supported in pgranger's expressions; use REQ, RES, TAGS, TAG, …")
@@ -916,6 +930,14 @@ func utf16Units(s string) []rune {
 }
 
 func (n memberNode) eval(ev *exprEval) (Value, error) {
+	if v, ok := n.obj.(varNode); ok && v == "USER" {
+		// USER.x without building the USER object (the common case).
+		ev.steps++
+		if a, ok := ev.env.Attrs[n.name]; ok {
+			return jsString(a), nil
+		}
+		return missingVal(fmt.Sprintf("attribute %q of user %q", n.name, ev.env.User)), nil
+	}
 	obj, err := ev.eval(n.obj)
 	if err != nil {
 		return Value{}, err

@@ -182,6 +182,24 @@ func TestRewriteModeDenies(t *testing.T) {
 	}
 }
 
+func TestReadsClient(t *testing.T) {
+	for src, want := range map[string]bool{
+		"IS_IN_GROUP('a') && USER.dept == 'x'":        false,
+		"ctx.isAccessedBefore('expiry')":              false,
+		"REQ.accessType == 'select'":                  true,
+		"ctx.getClientIPAddress() == '10.0.0.1'":      true,
+		"ctx.getRequestContextAttribute('c') == 'US'": true,
+	} {
+		p, err := ParseScript(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ReadsClient() != want {
+			t.Errorf("%s: ReadsClient = %v, want %v", src, p.ReadsClient(), want)
+		}
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	for name, f := range funcs {
 		if f.fn == nil {

@@ -6,8 +6,14 @@ import (
 
 // Program is a parsed expression or script, safe for concurrent use.
 type Program struct {
-	stmts []stmt
+	stmts       []stmt
+	readsClient bool
 }
+
+// ReadsClient reports whether the program reads what differs between
+// clients of one identity: REQ, ctx.getClientIPAddress(),
+// ctx.getRequestContextAttribute(), ctx.getSessionId(), ctx.getAction().
+func (pr *Program) ReadsClient() bool { return pr.readsClient }
 
 // Scripts, in addition to expressions:
 //
@@ -35,7 +41,7 @@ func ParseExpr(src string) (*Program, error) {
 	if p.pos < len(p.toks) {
 		return nil, fmt.Errorf("%s is not supported here: an expression is one value, not a script", p.peek().describe())
 	}
-	return &Program{stmts: []stmt{exprStmt{n}}}, nil
+	return &Program{stmts: []stmt{exprStmt{n}}, readsClient: p.readsClient}, nil
 }
 
 // ParseScript parses a condition script.
@@ -53,7 +59,7 @@ func ParseScript(src string) (*Program, error) {
 		}
 		out = append(out, s)
 	}
-	return &Program{stmts: out}, nil
+	return &Program{stmts: out, readsClient: p.readsClient}, nil
 }
 
 func newParser(src string) (*exprParser, error) {
