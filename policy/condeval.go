@@ -52,6 +52,7 @@ func (e *Engine) ConditionsReadRequestedResources() bool { return e.reqConds.req
 // reqCondFlags summarises the conditions of a bundle.
 type reqCondFlags struct {
 	request, requested bool
+	time               bool // a script reads the access time
 }
 
 // withContext attaches the request context.
@@ -89,6 +90,7 @@ func (e *Engine) scanConditions() reqCondFlags {
 				// A script that reads no client value decides alike for
 				// every client: the caller need not pass or key on one.
 				f.request = f.request || c.script.ReadsClient()
+				f.time = f.time || c.script.ReadsTime()
 			case condContextIn, condContextNotIn, condContextMatch:
 				f.request = true
 			}
@@ -112,6 +114,12 @@ func (e *Engine) scanConditions() reqCondFlags {
 		for _, ps := range []*policySet{r.access, r.masks, r.filters, r.tagAccess, r.tagMasks, r.tagFilters} {
 			seeSet(ps)
 		}
+	}
+	if f.time {
+		// A decision may change at any moment: TimeEpoch changes every
+		// minute, as for recurring schedules, so a cached decision is
+		// at most a minute old.
+		e.timeline.recurring = true
 	}
 	return f
 }
@@ -274,7 +282,7 @@ func (rq *evalReq) exprEnv() *rangerexpr.Env {
 			GroupAttrs: rq.groupAttributes(),
 			Roles:      rq.roles,
 			Resource:   map[string]string{},
-			Request:    &rangerexpr.Request{AccessType: rq.access, AccessTime: rq.at},
+			Request:    &rangerexpr.Request{AccessType: rq.access, AccessTime: rq.at, TimeZone: javaTimeZone},
 		}
 		if rq.isAny {
 			env.Request.AccessType = "_any"

@@ -1,13 +1,13 @@
 package policy
 
 import (
-	"github.com/pgranger/pgranger/rangerexpr"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/rangerexpr"
 )
 
 func TestNewEngineErrors(t *testing.T) {

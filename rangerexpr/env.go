@@ -65,6 +65,9 @@ type Request struct {
 	SessionID  string
 	AccessTime time.Time
 	Context    map[string]string // request context attributes (ctx.getRequestContextAttribute, REQ.context)
+	// TimeZone resolves a time-zone id of IS_ACCESS_TIME_…; nil:
+	// time.LoadLocation, UTC when unknown.
+	TimeZone func(id string) *time.Location
 }
 
 // Tag is a tag of the requested resource (Ranger's RangerTagForEval).

@@ -273,6 +273,13 @@ type exprParser struct {
 	// readsClient: the text names REQ or a ctx method that reads the
 	// client's request (clientMethods).
 	readsClient bool
+	readsTime   bool // REQ or a ctx method of timeMethods
+}
+
+// timeMethods read the access time.
+var timeMethods = map[string]bool{
+	"isAccessedBefore": true, "isAccessedAfter": true, "isAccessTimeAfter": true,
+	"isAccessTimeBefore": true, "isAccessTimeBetween": true,
 }
 
 // clientMethods read what differs between clients of one identity.
@@ -423,6 +430,9 @@ func (p *exprParser) postfix() (exprNode, error) {
 			if clientMethods[t.text] {
 				p.readsClient = true
 			}
+			if timeMethods[t.text] {
+				p.readsTime = true
+			}
 			n = memberNode{obj: n, name: t.text}
 		case p.peek().kind == "[" && p.peekAt(1).kind != "[":
 			p.pos++
@@ -539,52 +549,55 @@ type macro struct {
 }
 
 var macros = map[string]macro{
-	"GET_UG_NAMES":          {method: "ugNames"},
-	"GET_UG_NAMES_Q":        {method: "ugNamesQ"},
-	"GET_UG_ATTR_NAMES":     {method: "ugAttrNames"},
-	"GET_UG_ATTR_NAMES_Q":   {method: "ugAttrNamesQ"},
-	"GET_UG_ATTR":           {method: "ugAttr"},
-	"GET_UG_ATTR_Q":         {method: "ugAttrQ"},
-	"GET_UR_NAMES":          {method: "urNames"},
-	"GET_UR_NAMES_Q":        {method: "urNamesQ"},
-	"GET_USER_ATTR_NAMES":   {method: "userAttrNames"},
-	"GET_USER_ATTR_NAMES_Q": {method: "userAttrNamesQ"},
-	"GET_USER_ATTR":         {method: "userAttr"},
-	"GET_USER_ATTR_Q":       {method: "userAttrQ"},
-	"GET_UG_ATTR_CSV":       {method: "ugAttrCsv"},
-	"GET_UG_ATTR_Q_CSV":     {method: "ugAttrCsvQ"},
-	"UG_ATTR_NAMES_CSV":     {method: "ugAttrNamesCsv", called: true},
-	"UG_ATTR_NAMES_Q_CSV":   {method: "ugAttrNamesCsvQ", called: true},
-	"UG_NAMES_CSV":          {method: "ugNamesCsv", called: true},
-	"UG_NAMES_Q_CSV":        {method: "ugNamesCsvQ", called: true},
-	"UR_NAMES_CSV":          {method: "urNamesCsv", called: true},
-	"UR_NAMES_Q_CSV":        {method: "urNamesCsvQ", called: true},
-	"USER_ATTR_NAMES_CSV":   {method: "userAttrNamesCsv", called: true},
-	"USER_ATTR_NAMES_Q_CSV": {method: "userAttrNamesCsvQ", called: true},
-	"HAS_USER_ATTR":         {method: "hasUserAttr"},
-	"HAS_UG_ATTR":           {method: "hasUgAttr"},
-	"IS_IN_GROUP":           {method: "isInGroup"},
-	"IS_IN_ROLE":            {method: "isInRole"},
-	"IS_IN_ANY_GROUP":       {method: "isInAnyGroup", called: true},
-	"IS_IN_ANY_ROLE":        {method: "isInAnyRole", called: true},
-	"IS_NOT_IN_ANY_GROUP":   {method: "isInAnyGroup", called: true, negate: true},
-	"IS_NOT_IN_ANY_ROLE":    {method: "isInAnyRole", called: true, negate: true},
-	"GET_TAG_NAMES":         {method: "tagNames"},
-	"GET_TAG_NAMES_Q":       {method: "tagNamesQ"},
-	"GET_TAG_ATTR_NAMES":    {method: "tagAttrNames"},
-	"GET_TAG_ATTR_NAMES_Q":  {method: "tagAttrNamesQ"},
-	"GET_TAG_ATTR":          {method: "tagAttr"},
-	"GET_TAG_ATTR_Q":        {method: "tagAttrQ"},
-	"GET_TAG_ATTR_CSV":      {method: "tagAttrCsv"},
-	"GET_TAG_ATTR_Q_CSV":    {method: "tagAttrCsvQ"},
-	"TAG_ATTR_NAMES_CSV":    {method: "tagAttrNamesCsv", called: true},
-	"TAG_ATTR_NAMES_Q_CSV":  {method: "tagAttrNamesCsvQ", called: true},
-	"TAG_NAMES_CSV":         {method: "tagNamesCsv", called: true},
-	"TAG_NAMES_Q_CSV":       {method: "tagNamesCsvQ", called: true},
-	"HAS_TAG":               {method: "hasTag"},
-	"HAS_ANY_TAG":           {method: "hasAnyTag", called: true},
-	"HAS_NO_TAG":            {method: "hasAnyTag", called: true, negate: true},
-	"HAS_TAG_ATTR":          {method: "hasTagAttr"},
+	"GET_UG_NAMES":           {method: "ugNames"},
+	"GET_UG_NAMES_Q":         {method: "ugNamesQ"},
+	"GET_UG_ATTR_NAMES":      {method: "ugAttrNames"},
+	"GET_UG_ATTR_NAMES_Q":    {method: "ugAttrNamesQ"},
+	"GET_UG_ATTR":            {method: "ugAttr"},
+	"GET_UG_ATTR_Q":          {method: "ugAttrQ"},
+	"GET_UR_NAMES":           {method: "urNames"},
+	"GET_UR_NAMES_Q":         {method: "urNamesQ"},
+	"GET_USER_ATTR_NAMES":    {method: "userAttrNames"},
+	"GET_USER_ATTR_NAMES_Q":  {method: "userAttrNamesQ"},
+	"GET_USER_ATTR":          {method: "userAttr"},
+	"GET_USER_ATTR_Q":        {method: "userAttrQ"},
+	"GET_UG_ATTR_CSV":        {method: "ugAttrCsv"},
+	"GET_UG_ATTR_Q_CSV":      {method: "ugAttrCsvQ"},
+	"UG_ATTR_NAMES_CSV":      {method: "ugAttrNamesCsv", called: true},
+	"UG_ATTR_NAMES_Q_CSV":    {method: "ugAttrNamesCsvQ", called: true},
+	"UG_NAMES_CSV":           {method: "ugNamesCsv", called: true},
+	"UG_NAMES_Q_CSV":         {method: "ugNamesCsvQ", called: true},
+	"UR_NAMES_CSV":           {method: "urNamesCsv", called: true},
+	"UR_NAMES_Q_CSV":         {method: "urNamesCsvQ", called: true},
+	"USER_ATTR_NAMES_CSV":    {method: "userAttrNamesCsv", called: true},
+	"USER_ATTR_NAMES_Q_CSV":  {method: "userAttrNamesCsvQ", called: true},
+	"HAS_USER_ATTR":          {method: "hasUserAttr"},
+	"HAS_UG_ATTR":            {method: "hasUgAttr"},
+	"IS_IN_GROUP":            {method: "isInGroup"},
+	"IS_IN_ROLE":             {method: "isInRole"},
+	"IS_IN_ANY_GROUP":        {method: "isInAnyGroup", called: true},
+	"IS_IN_ANY_ROLE":         {method: "isInAnyRole", called: true},
+	"IS_NOT_IN_ANY_GROUP":    {method: "isInAnyGroup", called: true, negate: true},
+	"IS_NOT_IN_ANY_ROLE":     {method: "isInAnyRole", called: true, negate: true},
+	"GET_TAG_NAMES":          {method: "tagNames"},
+	"GET_TAG_NAMES_Q":        {method: "tagNamesQ"},
+	"GET_TAG_ATTR_NAMES":     {method: "tagAttrNames"},
+	"GET_TAG_ATTR_NAMES_Q":   {method: "tagAttrNamesQ"},
+	"GET_TAG_ATTR":           {method: "tagAttr"},
+	"GET_TAG_ATTR_Q":         {method: "tagAttrQ"},
+	"GET_TAG_ATTR_CSV":       {method: "tagAttrCsv"},
+	"GET_TAG_ATTR_Q_CSV":     {method: "tagAttrCsvQ"},
+	"TAG_ATTR_NAMES_CSV":     {method: "tagAttrNamesCsv", called: true},
+	"TAG_ATTR_NAMES_Q_CSV":   {method: "tagAttrNamesCsvQ", called: true},
+	"TAG_NAMES_CSV":          {method: "tagNamesCsv", called: true},
+	"TAG_NAMES_Q_CSV":        {method: "tagNamesCsvQ", called: true},
+	"HAS_TAG":                {method: "hasTag"},
+	"HAS_ANY_TAG":            {method: "hasAnyTag", called: true},
+	"HAS_NO_TAG":             {method: "hasAnyTag", called: true, negate: true},
+	"HAS_TAG_ATTR":           {method: "hasTagAttr"},
+	"IS_ACCESS_TIME_AFTER":   {method: "isAccessTimeAfter"},
+	"IS_ACCESS_TIME_BEFORE":  {method: "isAccessTimeBefore"},
+	"IS_ACCESS_TIME_BETWEEN": {method: "isAccessTimeBetween"},
 }
 
 // reqUnavailable are the fields of Ranger's REQ that pgranger does not
@@ -618,20 +631,21 @@ func (p *exprParser) name(id string) (exprNode, error) {
 		return litNode{jsUndefined}, nil
 	case "USER", "UGNAMES", "URNAMES", "UG", "UGA", "ctx", "TAGS", "TAGNAMES", "TAG", "tagAttr", "REQ", "RES":
 		if id == "REQ" {
-			p.readsClient = true
+			p.readsClient, p.readsTime = true, true // REQ.accessTime
 		}
 		return varNode(id), nil
 	case "_ctx":
 		return nil, fmt.Errorf("_ctx is not supported in pgranger's expressions; use REQ, RES, TAGS, TAG, …")
 	case "tag":
 		return nil, fmt.Errorf("tag (Ranger's Java tag object) is not supported in pgranger's expressions; use TAG")
-	case "IS_ACCESS_TIME_AFTER", "IS_ACCESS_TIME_BEFORE", "IS_ACCESS_TIME_BETWEEN":
-		return nil, fmt.Errorf("%s is not supported (pgranger does not implement Ranger's time-range checker)", id)
 	}
 	if p.locals[id] {
 		return localNode(id), nil
 	}
 	m, ok := macros[id]
+	if ok && timeMethods[m.method] {
+		p.readsTime = true
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s is not supported: it is not a known variable or macro", id)
 	}

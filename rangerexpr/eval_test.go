@@ -89,6 +89,17 @@ func TestScriptValues(t *testing.T) {
 		"!USER.missing":                              true,
 		"ctx.getClientIPAddress().startsWith('10.')": true,
 		"10 - 4 * 2 == 2 && 7 % 4 == 3":              true,
+		// the access time is 2025/06/01 12:00 UTC
+		"IS_ACCESS_TIME_AFTER('2025/06/01 11:59')":                       true,
+		"IS_ACCESS_TIME_AFTER('2025/06/01 12:00:00')":                    false, // strictly after
+		"IS_ACCESS_TIME_BEFORE('2025/06/02')":                            true,
+		"IS_ACCESS_TIME_BETWEEN('2025/06/01 12:00', '2025/06/01 13:00')": true,  // from inclusive
+		"IS_ACCESS_TIME_BETWEEN('2025/05/01', '2025/06/01 12:00')":       false, // to exclusive
+		"IS_ACCESS_TIME_AFTER('2025/06/01 13:30', 'Europe/Berlin')":      true,  // 11:30 UTC
+		"IS_ACCESS_TIME_BEFORE('2025/06/01 13:30', 'Europe/Berlin')":     false,
+		"IS_ACCESS_TIME_AFTER('tomorrow')":                               true,  // unreadable: -1
+		"IS_ACCESS_TIME_BEFORE('')":                                      true,  // both -1: Ranger tests "after -1" first
+		"ctx.isAccessTimeBetween('2025/13/01', '2026/02/01')":            false, // month 13: 2026/01/01
 	}
 	for src, want := range truths {
 		v, err := Eval(src, env)
@@ -137,7 +148,6 @@ func TestScriptFailures(t *testing.T) {
 		"USER.missing.deeper == 1":                  "cannot read",
 		"false" + strings.Repeat(" || false", 1100): ErrBudget.Error(),
 		"var a = 'xxxxxxxxxxxxxxxx'; var b = a + a; var c = b + b; var d = c + c; var e = d + d; var f = e + e; var g = f + f; var h = g + g; var i = h + h; var j = i + i; var k = j + j; var l = k + k; var m = l + l; var o = m + m": ErrBudget.Error(),
-		"IS_ACCESS_TIME_AFTER('2020/01/01')": "not supported",
 	}
 	for src, want := range runErrs {
 		p, err := ParseScript(src)
@@ -156,6 +166,9 @@ func TestScriptFailures(t *testing.T) {
 	p, _ = ParseScript("true && true && true && true && true && true")
 	if _, err := p.Condition(env); !errors.Is(err, ErrBudget) {
 		t.Errorf("a small budget: %v", err)
+	}
+	if _, err := Eval("IS_ACCESS_TIME_AFTER('2020/01/01')", &Env{}); err == nil || !strings.Contains(err.Error(), "cannot depend on the request") {
+		t.Errorf("IS_ACCESS_TIME_AFTER in a row filter: %v", err)
 	}
 	for _, src := range []string{"eval('x')", "while (true) {}", "function f() {}", "x = 1", "ctx.result == ", "java.lang.System.exit(0)", "this.constructor"} {
 		if _, err := ParseScript(src); err == nil {
@@ -196,6 +209,9 @@ func TestReadsClient(t *testing.T) {
 		}
 		if p.ReadsClient() != want {
 			t.Errorf("%s: ReadsClient = %v, want %v", src, p.ReadsClient(), want)
+		}
+		if time := strings.Contains(src, "ccess") || strings.Contains(src, "REQ"); p.ReadsTime() != time {
+			t.Errorf("%s: ReadsTime = %v, want %v", src, p.ReadsTime(), time)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package rangerexpr
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,6 +46,7 @@ func init() {
 	funcs["tagAttr"] = funcDef{fn: static}
 
 	register(true, accessed, "isAccessedBefore", "isAccessedAfter")
+	register(true, accessTime, "isAccessTimeAfter", "isAccessTimeBefore", "isAccessTimeBetween")
 	register(true, func(ev *exprEval, _ string, _ []Value) (Value, error) {
 		return jsString(ev.env.Request.ClientIP), nil
 	}, "getClientIPAddress")
@@ -175,3 +178,81 @@ func parseSlashDate(s string) (time.Time, bool) {
 	}
 	return t, true
 }
+
+// accessTime is ctx.isAccessTimeAfter(from[, tz]), isAccessTimeBefore(to[,
+// tz]) and isAccessTimeBetween(from, to[, tz]): RangerTimeRangeChecker.
+// A time is "yyyy/MM/dd HH:mm:ss", "yyyy/MM/dd HH:mm" or "yyyy/MM/dd"
+// (what follows is ignored, as SimpleDateFormat does), a wall-clock time
+// in tz — in UTC when tz is blank (Ranger: the plugin JVM's default zone).
+// A blank or unreadable time is Ranger's -1: after it is always true,
+// before it always false.
+func accessTime(ev *exprEval, method string, args []Value) (Value, error) {
+	n := 1
+	if method == "isAccessTimeBetween" {
+		n = 2
+	}
+	if len(args) < n || len(args) > n+1 {
+		return Value{}, fmt.Errorf("ctx.%s takes %d or %d arguments", method, n, n+1)
+	}
+	strs := make([]string, len(args))
+	for i, a := range args {
+		if a.kind == jsNull || a.kind == jsUndef {
+			continue
+		}
+		s, err := a.str()
+		if err != nil {
+			return Value{}, err
+		}
+		strs[i] = s
+	}
+	loc := time.UTC
+	if len(args) == n+1 && strings.TrimSpace(strs[n]) != "" {
+		if tz := ev.env.Request.TimeZone; tz != nil {
+			loc = tz(strs[n])
+		} else if l, err := time.LoadLocation(strs[n]); err == nil {
+			loc = l
+		}
+	}
+	from, to := int64(-1), int64(-1)
+	switch method {
+	case "isAccessTimeAfter":
+		from = rangeTime(strs[0], loc)
+	case "isAccessTimeBefore":
+		to = rangeTime(strs[0], loc)
+	default:
+		from, to = rangeTime(strs[0], loc), rangeTime(strs[1], loc)
+	}
+	at := ev.env.Request.AccessTime.UnixMilli()
+	switch {
+	case to < 0:
+		return jsBoolean(at > from), nil
+	case from < 0:
+		return jsBoolean(at < to), nil
+	}
+	return jsBoolean(at >= from && at < to), nil
+}
+
+// rangeTime reads a time of RangerTimeRangeChecker as epoch milliseconds,
+// -1 when blank or unreadable.
+func rangeTime(s string, loc *time.Location) int64 {
+	if strings.TrimSpace(s) == "" {
+		return -1
+	}
+	m := rangeTimeRe.FindStringSubmatch(s)
+	if m == nil {
+		return -1
+	}
+	num := func(i int) int {
+		if m[i] == "" {
+			return 0
+		}
+		v, _ := strconv.Atoi(m[i])
+		return v
+	}
+	// SimpleDateFormat is lenient: time.Date normalises out-of-range
+	// fields the same way (month 13 is January of the next year).
+	t := time.Date(num(1), time.Month(num(2)), num(3), num(4), num(5), num(6), 0, loc)
+	return t.UnixMilli()
+}
+
+var rangeTimeRe = regexp.MustCompile(`^(\d{1,9})/(\d{1,9})/(\d{1,9})(?: (\d{1,9}):(\d{1,9})(?::(\d{1,9}))?)?`)

@@ -8,7 +8,12 @@ import (
 type Program struct {
 	stmts       []stmt
 	readsClient bool
+	readsTime   bool
 }
+
+// ReadsTime reports whether the program reads the access time: REQ,
+// ctx.isAccessedBefore/After, ctx.isAccessTime… and their macros.
+func (pr *Program) ReadsTime() bool { return pr.readsTime }
 
 // ReadsClient reports whether the program reads what differs between
 // clients of one identity: REQ, ctx.getClientIPAddress(),
@@ -41,7 +46,7 @@ func ParseExpr(src string) (*Program, error) {
 	if p.pos < len(p.toks) {
 		return nil, fmt.Errorf("%s is not supported here: an expression is one value, not a script", p.peek().describe())
 	}
-	return &Program{stmts: []stmt{exprStmt{n}}, readsClient: p.readsClient}, nil
+	return &Program{stmts: []stmt{exprStmt{n}}, readsClient: p.readsClient, readsTime: p.readsTime}, nil
 }
 
 // ParseScript parses a condition script.
@@ -59,7 +64,7 @@ func ParseScript(src string) (*Program, error) {
 		}
 		out = append(out, s)
 	}
-	return &Program{stmts: out, readsClient: p.readsClient}, nil
+	return &Program{stmts: out, readsClient: p.readsClient, readsTime: p.readsTime}, nil
 }
 
 func newParser(src string) (*exprParser, error) {
