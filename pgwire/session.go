@@ -252,6 +252,10 @@ func (a *activity) stopTimer() {
 }
 
 func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *backendConn, id *identity.Identity, database string, cat *catalog.Catalog) *session {
+	rsess := sqlrewrite.NewSession(id.User, id.Groups, id.Roles, id.Attributes, database)
+	if a := c.RemoteAddr(); a != nil {
+		rsess.ClientAddr = hostOf(a) // policy conditions' clientIPAddress
+	}
 	return &session{
 		srv:         s,
 		client:      c,
@@ -261,7 +265,7 @@ func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *b
 		br:          newMsgReader(bc.r, 1<<30),
 		id:          id,
 		cat:         cat,
-		rsess:       sqlrewrite.NewSession(id.User, id.Groups, id.Roles, id.Attributes, database),
+		rsess:       rsess,
 		stmts:       map[string]*prepared{},
 		portals:     map[string]*prepared{},
 		backendDone: make(chan struct{}),

@@ -2,18 +2,20 @@ package policy
 
 import (
 	"strings"
-	"time"
 
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/rangerexpr"
 )
 
 // Conditions and pgranger's fail-closed rule.
 //
 // Ranger evaluates item and policy conditions with Java classes named in
 // the service-def's policyConditions; a condition whose type has no
-// conditionDef is skipped, i.e. treated as true. pgranger cannot run Java or
-// JavaScript, so it implements a fixed set of evaluators (below) and treats
-// every other condition, including one with no conditionDef, as unknown.
+// conditionDef is skipped, i.e. treated as true. pgranger cannot run Java,
+// so it implements a fixed set of evaluators (below) and treats every other
+// condition, including one with no conditionDef, as unknown. A script that
+// does not parse, fails or exceeds its budget is unknown too (Ranger logs
+// the error and takes the script as false).
 // An unknown condition never lets an item grant anything: it never matches
 // as an allow item, a deny exception, a mask item (MASK_NONE exemptions
 // included) or a row-filter item, and it always matches as a deny item or
@@ -22,10 +24,15 @@ import (
 //
 // Implemented evaluators:
 //   - RangerScriptConditionEvaluator and RangerScriptTemplateConditionEvaluator,
-//     for scripts in the subset parsed by expr.go (boolean combinations of
-//     Ranger's macros and ctx methods such as IS_IN_ROLE('r'),
-//     ctx.isAccessedBefore('expiry'), optionally wrapped in
-//     "if (...) ctx.result = true;"). A script outside the subset is unknown.
+//     for scripts in Ranger's expression language as package rangerexpr
+//     evaluates it (macros, USER / UG / TAGS / REQ …, ctx methods, if /
+//     else, ctx.result = …). A script outside the language is unknown.
+//   - RangerContextAttributeValueInCondition,
+//     RangerContextAttributeValueNotInCondition and the sample
+//     RangerSimpleMatcher / RangerSampleSimpleMatcher (condeval.go).
+//   - RangerHiveResourcesAccessedTogetherCondition and
+//     RangerHiveResourcesNotAccessedTogetherCondition, over the request's
+//     REQUESTED_RESOURCES (condeval.go).
 //   - RangerAnyOfExpectedTagsPresentConditionEvaluator,
 //     RangerNoneOfExpectedTagsPresentConditionEvaluator,
 //     RangerTagsAllPresentConditionEvaluator.
@@ -47,14 +54,22 @@ const (
 	condNoneTag
 	condAllTags
 	condConstTrue
+	condContextIn
+	condContextNotIn
+	condAccessedTogether
+	condNotAccessedTogether
+	condContextMatch
 )
 
 type condition struct {
 	typ     string
 	kind    condKind
-	script  *script
+	script  *rangerexpr.Program
 	reverse bool // script template with an expected value of "no"/"false"
 	tags    []string
+	values  []string            // context-attribute conditions: the condition's values
+	attr    string              // context-attribute conditions: evaluatorOptions attributeName
+	mutex   []*policyResMatcher // accessed-together conditions: one per resource spec
 }
 
 func compileConditions(sd *serviceDef, conds []ranger.RangerPolicyItemCondition) (out []*condition, anyUnknown bool) {
@@ -91,7 +106,7 @@ func compileCondition(sd *serviceDef, c ranger.RangerPolicyItemCondition) *condi
 			cond.kind = condConstTrue
 			return cond
 		}
-		if s, err := parseScript(tmpl); err == nil {
+		if s, err := rangerexpr.ParseScript(tmpl); err == nil {
 			cond.kind, cond.script = condScript, s
 		}
 	case strings.HasSuffix(ev, ".RangerScriptConditionEvaluator"):
@@ -99,9 +114,15 @@ func compileCondition(sd *serviceDef, c ranger.RangerPolicyItemCondition) *condi
 			cond.kind = condConstTrue // Ranger logs "script is empty" and passes
 			return cond
 		}
-		if s, err := parseScript(first); err == nil {
+		if s, err := rangerexpr.ParseScript(first); err == nil {
 			cond.kind, cond.script = condScript, s
 		}
+	case strings.HasSuffix(ev, ".RangerContextAttributeValueInCondition"),
+		strings.HasSuffix(ev, ".RangerContextAttributeValueNotInCondition"),
+		strings.HasSuffix(ev, ".RangerHiveResourcesAccessedTogetherCondition"),
+		strings.HasSuffix(ev, ".RangerHiveResourcesNotAccessedTogetherCondition"),
+		strings.HasSuffix(ev, ".RangerSimpleMatcher"), strings.HasSuffix(ev, ".RangerSampleSimpleMatcher"):
+		compileRequestCondition(sd, def, c, cond)
 	case strings.HasSuffix(ev, ".RangerAnyOfExpectedTagsPresentConditionEvaluator"):
 		cond.kind, cond.tags = condAnyTag, trimAll(c.Values)
 	case strings.HasSuffix(ev, ".RangerNoneOfExpectedTagsPresentConditionEvaluator"):
@@ -140,11 +161,16 @@ func (c *condition) eval(rq *evalReq) condResult {
 	case condConstTrue:
 		return condTrue
 	case condScript:
-		v := c.script.run(rq)
+		v, err := c.script.Condition(rq.exprEnv())
+		if err != nil {
+			return condUnknown // fail closed: never grants, always denies
+		}
 		if c.reverse {
 			v = !v
 		}
 		return boolResult(v)
+	case condContextIn, condContextNotIn, condContextMatch, condAccessedTogether, condNotAccessedTogether:
+		return c.evalRequest(rq)
 	case condAnyTag:
 		for _, t := range rq.tags {
 			if containsStr(c.tags, t.typ) {
@@ -194,54 +220,4 @@ func containsStr(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// parseTagDate reads a tag attribute date the way RangerRequestScriptEvaluator
-// does: "yyyy/MM/dd" or Atlas's "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", each
-// matched from the start of the text (SimpleDateFormat ignores what
-// follows), read as a UTC wall-clock time.
-func parseTagDate(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if t, ok := parseSlashDate(s); ok {
-		return t, true
-	}
-	if len(s) >= 24 {
-		if t, err := time.Parse("2006-01-02T15:04:05.000Z", s[:24]); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-func parseSlashDate(s string) (time.Time, bool) {
-	nums := [3]int{}
-	pos := 0
-	for field := 0; field < 3; field++ {
-		start := pos
-		for pos < len(s) && s[pos] >= '0' && s[pos] <= '9' {
-			nums[field] = nums[field]*10 + int(s[pos]-'0')
-			pos++
-			if pos-start > 9 {
-				return time.Time{}, false
-			}
-		}
-		if pos == start {
-			return time.Time{}, false
-		}
-		if field < 2 {
-			if pos >= len(s) || s[pos] != '/' {
-				return time.Time{}, false
-			}
-			pos++
-		}
-	}
-	y, m, d := nums[0], nums[1], nums[2]
-	if m < 1 || m > 12 || d < 1 {
-		return time.Time{}, false
-	}
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	if t.Day() != d { // non-lenient: 2024/02/30 is rejected
-		return time.Time{}, false
-	}
-	return t, true
 }

@@ -110,6 +110,8 @@ type Engine struct {
 	userStore *ranger.RangerUserStore
 
 	timeline timeline // when schedules may change decisions (epoch.go)
+
+	reqConds reqCondFlags // what conditions read of the request (condeval.go)
 }
 
 // NewEngine compiles a bundle. An error means the bundle cannot be
@@ -218,6 +220,7 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 	if tags != nil {
 		e.tags = newTagStore(sd, tags, e.dbIdx, e.tblIdx)
 	}
+	e.reqConds = e.scanConditions()
 	return e, nil
 }
 
@@ -479,6 +482,7 @@ type evalReq struct {
 
 	uattrs map[string]string
 	gattrs map[string]map[string]string
+	cs     *condState // request context and script env (condeval.go); nil until needed
 }
 
 func (e *Engine) newEvalReq(s *Subject, access string, at time.Time) *evalReq {
@@ -557,6 +561,7 @@ type Request struct {
 	// a policy on a resource below the requested one denies the request
 	// (by default, as in Ranger, such denies are ignored).
 	DescendantDeny bool
+	Context        *RequestContext
 }
 
 // RequestTag is a tag supplied with a Request, as Ranger's TAGS context.
@@ -654,7 +659,9 @@ func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
 
 // AccessRequest is Access for a Request.
 func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
-	return e.evalAccess(e.prepareRequest(s, req.Access, &req))
+	rq := e.prepareRequest(s, req.Access, &req)
+	rq.withContext(req.Context)
+	return e.evalAccess(rq)
 }
 
 // prepareRequest is prepare for a Request, with its matching scope.

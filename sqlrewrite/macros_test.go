@@ -9,20 +9,21 @@ import (
 
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/rangerexpr"
 )
 
 // macroEnv is the identity of the expression tests: bob, in two groups
 // with group attributes, holding two roles.
-func macroEnv() *exprEnv {
-	return &exprEnv{
-		user:   "bob",
-		attrs:  map[string]string{"_name": "bob", "region": "US", "dept": "r&d", "evil": "x' OR '1'='1", "empty": "", "n": "42"},
-		groups: []string{"analysts", "emea"},
-		groupAttrs: map[string]map[string]string{
+func macroEnv() *rangerexpr.Env {
+	return &rangerexpr.Env{
+		User:   "bob",
+		Attrs:  map[string]string{"_name": "bob", "region": "US", "dept": "r&d", "evil": "x' OR '1'='1", "empty": "", "n": "42"},
+		Groups: []string{"analysts", "emea"},
+		GroupAttrs: map[string]map[string]string{
 			"analysts": {"_name": "analysts", "dept": "ENGG", "site": "a"},
 			"emea":     {"_name": "emea", "dept": "PROD"},
 		},
-		roles: []string{"analyst", "reader"},
+		Roles: []string{"analyst", "reader"},
 	}
 }
 
@@ -147,7 +148,7 @@ func TestExpandExprs(t *testing.T) {
 
 // A user in no group and no role: lists are empty, defaults apply.
 func TestExpandExprsEmptyLists(t *testing.T) {
-	env := &exprEnv{user: "nobody", attrs: map[string]string{"_name": "nobody"}, groupAttrs: map[string]map[string]string{}}
+	env := &rangerexpr.Env{User: "nobody", Attrs: map[string]string{"_name": "nobody"}, GroupAttrs: map[string]map[string]string{}}
 	cases := []struct{ in, want string }{
 		{`g IN (${{UG_NAMES_Q_CSV}})`, `g IN (NULL)`},
 		{`g IN (${{GET_UG_NAMES_Q('none')}})`, `g IN ('none')`},
@@ -225,7 +226,7 @@ func TestExpandExprsInjection(t *testing.T) {
 	}
 	for _, h := range hostile {
 		env := macroEnv()
-		env.attrs["v"] = h
+		env.Attrs["v"] = h
 		for _, tmpl := range templates {
 			out, err := expandExprs(tmpl, env)
 			if err != nil {
@@ -291,16 +292,16 @@ func TestExpandMacrosFromEngine(t *testing.T) {
 // tagEnv is macroEnv for a CUSTOM mask on sales.customers.ssn that a tag
 // policy for the column's PII tag holds: the column's own PII tag, its
 // table's REGION and PII tags and its database's FIN tag.
-func tagEnv() *exprEnv {
+func tagEnv() *rangerexpr.Env {
 	env := macroEnv()
-	env.setResource(policy.Resource{Database: "sales", Table: "customers", Column: "ssn", Owner: "postgres"})
-	env.tags = []policy.Tag{
+	setExprResource(env, policy.Resource{Database: "sales", Table: "customers", Column: "ssn", Owner: "postgres"})
+	env.Tags = []rangerexpr.Tag{
 		{Type: "PII", Attributes: map[string]string{"level": "high", "evil": "x' OR '1'='1"}, MatchType: "SELF"},
 		{Type: "REGION", Attributes: map[string]string{"region": "EU"}, MatchType: "ANCESTOR"},
 		{Type: "PII", Attributes: map[string]string{"level": "low"}, MatchType: "ANCESTOR"},
 		{Type: "FIN", Attributes: map[string]string{}, MatchType: "ANCESTOR"},
 	}
-	env.tag = &env.tags[0]
+	env.Tag = &env.Tags[0]
 	return env
 }
 
@@ -386,7 +387,7 @@ func TestExpandExprsTagsAndRequest(t *testing.T) {
 // A resource without tags: lists are empty and defaults apply.
 func TestExpandExprsNoTags(t *testing.T) {
 	env := macroEnv()
-	env.setResource(policy.Resource{Database: "sales", Table: "orders"})
+	setExprResource(env, policy.Resource{Database: "sales", Table: "orders"})
 	cases := []struct{ in, want string }{
 		{`${{HAS_ANY_TAG}}`, `false`},
 		{`${{HAS_NO_TAG}}`, `true`},
@@ -415,10 +416,10 @@ func TestExpandExprsTagsAndRequestDeny(t *testing.T) {
 	// A row filter of a resource policy on the table: no current tag, no
 	// column.
 	table := macroEnv()
-	table.setResource(policy.Resource{Database: "sales", Table: "customers"})
-	table.tags = tagged.tags[1:3]
+	setExprResource(table, policy.Resource{Database: "sales", Table: "customers"})
+	table.Tags = tagged.Tags[1:3]
 	cases := []struct {
-		env     *exprEnv
+		env     *rangerexpr.Env
 		in, why string
 	}{
 		{tagged, `${{TAGS.NOPE.level}}`, `tag "NOPE" of the column sales.customers.ssn is missing`},
@@ -438,7 +439,7 @@ func TestExpandExprsTagsAndRequestDeny(t *testing.T) {
 		{tagged, `${{HAS_ANY_TAG()}}`, `takes no arguments`},
 		{tagged, `${{tag.type}}`, `use TAG`},
 		{tagged, `${{_ctx.request.user}}`, `not supported`},
-		{tagged, `${{ctx.isAccessedBefore('expiry')}}`, `cannot depend on the time`},
+		{tagged, `${{ctx.isAccessedBefore('expiry')}}`, `cannot depend on the request's time`},
 		{tagged, `${{ctx.getAllTagTypes()}}`, `not supported`},
 		{tagged, `${{REQ.clientIPAddress}}`, `REQ.clientIPAddress is not available: a rewrite is cached per statement and identity, so a row filter or mask cannot depend on the client's address`},
 		{tagged, `${{REQ.clientIPAddress || '10.0.0.1'}}`, `REQ.clientIPAddress is not available`},
@@ -482,8 +483,8 @@ func TestExpandExprsTagInjection(t *testing.T) {
 	}
 	for _, h := range hostile {
 		env := tagEnv()
-		env.tags = []policy.Tag{{Type: h, Attributes: map[string]string{"v": h}, MatchType: "SELF"}, {Type: "PII", Attributes: map[string]string{"v": h}, MatchType: "SELF"}}
-		env.tag = &env.tags[0]
+		env.Tags = []rangerexpr.Tag{{Type: h, Attributes: map[string]string{"v": h}, MatchType: "SELF"}, {Type: "PII", Attributes: map[string]string{"v": h}, MatchType: "SELF"}}
+		env.Tag = &env.Tags[0]
 		for _, tmpl := range templates {
 			out, err := expandExprs(tmpl, env)
 			if err != nil {

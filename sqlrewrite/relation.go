@@ -244,21 +244,30 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 	}
 	p.colAccess = make([]policy.Decision, len(rel.Columns))
 	p.masks = make([]policy.Mask, len(rel.Columns))
+	rctx := r.requestContext()
 	for i, c := range rel.Columns {
 		cr := res
 		cr.Column = c.Name
-		p.colAccess[i] = eng.Access(subj, cr, "select", r.env.Now)
+		p.colAccess[i] = r.access(cr, "select", rctx)
 		if !p.colAccess[i].Allowed {
 			p.wrap = true // restricted: the wrapper shows a typed NULL
 		}
 		// The mask is needed even for a column the user may not select:
 		// read through a view (which grants access), it still applies.
-		p.masks[i] = eng.Mask(subj, cr, r.env.Now)
+		if rctx == nil {
+			p.masks[i] = eng.Mask(subj, cr, r.env.Now)
+		} else {
+			p.masks[i] = eng.MaskWithContext(subj, cr, r.env.Now, rctx)
+		}
 		if p.masks[i].Type != "" {
 			p.wrap, p.wrapTrusted = true, true
 		}
 	}
-	p.filter = eng.RowFilter(subj, res, r.env.Now)
+	if rctx == nil {
+		p.filter = eng.RowFilter(subj, res, r.env.Now)
+	} else {
+		p.filter = eng.RowFilterWithContext(subj, res, r.env.Now, rctx)
+	}
 	if len(p.filter.Exprs) > 0 {
 		p.wrap, p.wrapTrusted = true, true
 	}
@@ -279,6 +288,10 @@ func (r *stmtRewriter) finish() {
 	if r.err == nil {
 		r.decideBarriers()
 	}
+	var sctx *policy.RequestContext
+	if r.err == nil {
+		sctx = r.statementContext()
+	}
 	for _, ref := range r.refs {
 		if r.err != nil {
 			return
@@ -292,7 +305,7 @@ func (r *stmtRewriter) finish() {
 			continue
 		}
 		if !ref.trusted {
-			if err := r.checkAccess(ref); err != nil {
+			if err := r.checkAccess(ref, sctx); err != nil {
 				r.fail(err)
 				return
 			}
@@ -313,14 +326,14 @@ func (r *stmtRewriter) finish() {
 	}
 }
 
-func (r *stmtRewriter) checkAccess(ref *relRef) *Error {
+func (r *stmtRewriter) checkAccess(ref *relRef, sctx *policy.RequestContext) *Error {
 	p := ref.pol
 	user := r.sess.Subject.User
 	cols := ref.readColumns()
 	if len(cols) == 0 {
 		// A reference that reads no column (count(*), EXISTS (SELECT 1 …))
 		// is a table-level request, as Hive makes it.
-		d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now)
+		d := r.access(p.resource, "select", sctx)
 		if !d.Allowed {
 			return accessDenied(denial(p.resource, "select", d),
 				"permission denied: user %q has no select access to table %s.%s", user, ref.rel.Schema, ref.rel.Name)
@@ -328,6 +341,14 @@ func (r *stmtRewriter) checkAccess(ref *relRef) *Error {
 		return nil
 	}
 	for _, i := range cols {
+		if sctx != nil && sctx.RequestedResources != nil {
+			// Conditions read the statement's resources: decide again
+			// with all of them (the precomputed decision did not know
+			// them). A column a condition now denies denies the statement.
+			cr := p.resource
+			cr.Column = ref.rel.Columns[i].Name
+			p.colAccess[i] = r.access(cr, "select", sctx)
+		}
 		if d := p.colAccess[i]; !d.Allowed {
 			cr := p.resource
 			cr.Column = ref.rel.Columns[i].Name

@@ -107,8 +107,11 @@ type Env struct {
 type Session struct {
 	Subject *policy.Subject
 	// IdentityKey identifies Subject in cache keys; see IdentityKey.
-	IdentityKey       string
-	Database          string
+	IdentityKey string
+	Database    string
+	// ClientAddr is the client's IP address, for policy conditions
+	// (Ranger's clientIPAddress).
+	ClientAddr        string
 	SearchPath        []string
 	DefaultSearchPath []string
 
@@ -208,6 +211,10 @@ type cacheKey struct {
 	// template: sql is a literal template (template.go) and the entry is
 	// in Rewriter.templates.
 	template bool
+	// client is the client's address when policy conditions read the
+	// request (a script, a context attribute): decisions may then differ
+	// between clients of one identity. "" otherwise.
+	client string
 }
 
 func newCacheKey(env *Env, sess *Session, sql string) cacheKey {
@@ -221,7 +228,15 @@ func newCacheKey(env *Env, sess *Session, sql string) cacheKey {
 		policyGen:      env.Policy.Generation,
 		policyEpoch:    policyEpoch(env),
 		catalogVersion: env.Catalog.Version,
+		client:         conditionClient(env, sess),
 	}
+}
+
+func conditionClient(env *Env, sess *Session) string {
+	if env.Policy.Engine != nil && env.Policy.Engine.ConditionsReadRequest() {
+		return sess.ClientAddr
+	}
+	return ""
 }
 
 // paramTypesKey renders declared parameter types for a cache key ("" when
@@ -311,7 +326,7 @@ func clampWeight(n int) uint32 {
 
 // weight estimates the bytes a key keeps alive.
 func (k cacheKey) weight() int {
-	return len(k.sql) + len(k.identity) + len(k.database) + len(k.searchPath) + len(k.defaultPath) + len(k.paramTypes)
+	return len(k.sql) + len(k.identity) + len(k.database) + len(k.searchPath) + len(k.defaultPath) + len(k.paramTypes) + len(k.client)
 }
 
 // weight estimates the bytes a Result keeps alive.

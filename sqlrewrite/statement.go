@@ -8,6 +8,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
 )
 
 // stmtRewriter holds the state of one statement's analysis. It is used by
@@ -41,6 +42,8 @@ type stmtRewriter struct {
 	views []View                // views DML through a row filter writes to (dml.go)
 	refs  []*relRef             // governed relation references, in order of appearance
 	bar   *barrierState         // what the barrier decision needs (barrier.go)
+
+	reqCtx *policy.RequestContext // conditions' request context (reqcontext.go)
 }
 
 // markConstDependent notes that the analysis of user SQL read a constant's

@@ -410,6 +410,9 @@ func casesOf(t *testFormat) ([]Case, error) {
 			}
 		}
 	}
+	if err := requestContext(t.Request.Context, &req); err != nil {
+		return nil, err
+	}
 	if raw, ok := t.Request.Context["ACCESSTYPES"]; ok {
 		if err := json.Unmarshal(raw, &base.AccessTypes); err != nil {
 			return nil, fmt.Errorf("context ACCESSTYPES: %w", err)
@@ -463,6 +466,43 @@ func sortedCopy(s []string) []string {
 
 func infoString(i policy.ResourceAccessInfo) string {
 	return fmt.Sprintf("allowedUsers=%v allowedGroups=%v deniedUsers=%v deniedGroups=%v", i.AllowedUsers, i.AllowedGroups, i.DeniedUsers, i.DeniedGroups)
+}
+
+// requestContext reads a test's context into the request: REQUESTED_RESOURCES
+// (a JSON string {"requestedResources":[{"elements":{…}}]}) and every other
+// string value as a context attribute.
+func requestContext(ctx map[string]json.RawMessage, req *policy.Request) error {
+	for k, raw := range ctx {
+		switch k {
+		case "TAGS", "ACCESSTYPES", "ISANYACCESS":
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			continue
+		}
+		if req.Context == nil {
+			req.Context = &policy.RequestContext{Attributes: map[string]string{}}
+		}
+		if k != "REQUESTED_RESOURCES" {
+			req.Context.Attributes[k] = s
+			continue
+		}
+		var rr struct {
+			RequestedResources []struct {
+				Elements map[string]string `json:"elements"`
+			} `json:"requestedResources"`
+		}
+		if err := json.Unmarshal([]byte(s), &rr); err != nil {
+			return fmt.Errorf("context REQUESTED_RESOURCES: %w", err)
+		}
+		req.Context.RequestedResources = []policy.Resource{}
+		for _, r := range rr.RequestedResources {
+			req.Context.RequestedResources = append(req.Context.RequestedResources,
+				policy.Resource{Database: r.Elements["database"], Table: r.Elements["table"], Column: r.Elements["column"]})
+		}
+	}
+	return nil
 }
 
 func parseAccessTime(raw json.RawMessage) (time.Time, bool) {
