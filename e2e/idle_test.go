@@ -12,6 +12,7 @@ import (
 // smallest the configuration allows (1 s), and the four sessions wait side
 // by side, so the test waits about as long as one of them.
 func TestIdleTimeouts(t *testing.T) {
+	t.Parallel() // its own proxy; mostly waits for the timeouts
 	requireCluster(t)
 	p := startProxy(t, proxyOptions{env: map[string]string{
 		"PGRANGER_LISTEN__IDLE_TIMEOUT_SECS":                "1",

@@ -541,6 +541,7 @@ func TestJWTPsqlAndJDBC(t *testing.T) {
 // to the pool clean: the pool has one connection, and each session after
 // the first gets it.
 func TestJWTSessionEndsWhenTheTokenExpires(t *testing.T) {
+	t.Parallel() // its own proxy; mostly waits for tokens to expire
 	e := startIdP(t, map[string]string{
 		"PGRANGER_IDENTITY__JWT__CLOCK_SKEW_SECS":   "0",
 		"PGRANGER_IDENTITY__JWT__EXPIRY_GRACE_SECS": "0",

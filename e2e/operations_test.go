@@ -456,6 +456,7 @@ func TestSIGHUPReloadKeepsSessions(t *testing.T) {
 // unchanged user's session goes on on the same backend connection. New
 // logins use the new entries.
 func TestSIGHUPEndsSessionsOfRemovedAndChangedUsers(t *testing.T) {
+	t.Parallel() // its own proxy and users; waits out the reload grace period
 	const dave = "\n[[identity.users]]\nname = \"dave\"\npassword = \"dave\"\nroles = [\"analyst\"]\ngroups = [\"analysts\"]\nattributes = { region = \"EU\" }\n"
 	p := startProxy(t, proxyOptions{extraConfig: dave})
 	bobIdle, bobBusy, bobLong := connect(t, p, "bob"), connect(t, p, "bob"), connect(t, p, "bob")

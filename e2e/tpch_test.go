@@ -132,6 +132,7 @@ func runTPCH(conn *pgx.Conn, sql string, mode pgx.QueryExecMode) ([]string, time
 // the filtered orders and customer views in a nested loop with a join
 // filter, every pair of their rows.
 func TestTPCHGovernedMatchesCopies(t *testing.T) {
+	t.Parallel() // its own proxy; the longest test, overlapped with the waiting ones
 	p := startTPCHProxy(t)
 	governed := tpchConn(t, p, tpch.Schema)
 	direct := tpchConn(t, nil, tpch.CopySchema)

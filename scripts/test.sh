@@ -15,7 +15,10 @@ case "${CI:-}" in
   true|1|yes) flags+=(-fail-conformance-skips) ;;
 esac
 [ $# -gt 0 ] || set -- ./...
-"$GO" test -json -count=1 -timeout 20m "$@" 2>&1 | bin/testreport "${flags[@]}"
+# -parallel: the end-to-end tests marked t.Parallel mostly wait (timeouts,
+# token expiry, a demo's start-up) or run their own cluster, so more of them
+# than the default GOMAXPROCS overlap well; TEST_PARALLEL overrides.
+"$GO" test -json -count=1 -timeout 20m -parallel "${TEST_PARALLEL:-4}" "$@" 2>&1 | bin/testreport "${flags[@]}"
 status=("${PIPESTATUS[@]}")
 # go test's own status covers what the report cannot see (it is 1 when any
 # package failed to build or run); the report's adds conformance skips.

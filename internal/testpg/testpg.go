@@ -209,6 +209,67 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+// A test package whose tests need PostgreSQL shares one cluster, started by
+// the first test that asks (Shared) and stopped after the last (Main): one
+// initdb per package instead of one per test. Each test works in a database
+// of its own (Database) so they cannot see each other's objects.
+var shared struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// Shared returns the package's shared cluster, starting it on first use.
+// Like Start it skips the test when no server binaries exist. The package
+// must stop it from TestMain: func TestMain(m *testing.M) { testpg.Main(m) }.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	if _, err := BinDir(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared.c, shared.err = New(ctx)
+	})
+	if shared.err != nil {
+		t.Fatalf("starting PostgreSQL: %v", shared.err)
+	}
+	return shared.c
+}
+
+// Database creates database db on the package's shared cluster and
+// returns the cluster; the database is dropped when the test ends.
+func Database(t testing.TB, db string) *Cluster {
+	t.Helper()
+	c := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.CreateDatabase(ctx, db); err != nil {
+		t.Fatalf("creating database %s: %v", db, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c.Exec(ctx, "postgres", "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)")
+	})
+	return c
+}
+
+// StopShared stops the shared cluster if one was started.
+func StopShared() {
+	if shared.c != nil {
+		shared.c.Stop()
+	}
+}
+
+// Main runs a package's tests and then stops its shared cluster.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
 // Stop shuts the server down and removes its directory. Safe to call twice.
 func (c *Cluster) Stop() {
 	c.stopped.Do(func() {
