@@ -1,5 +1,6 @@
 # pgranger — see README.md.
 #   make demo   throwaway PostgreSQL + sample data + pgranger on 127.0.0.1:6432
+#               (PORT=… ADMIN_PORT=… for other ports)
 #   make test   what CI runs: formatting, vet, unit and end-to-end tests
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
@@ -18,9 +19,15 @@ deps:
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy
 
-demo: deps build
-	$(GO) build -o bin/pgranger-demo ./cmd/demo
-	bin/pgranger-demo -pgranger bin/pgranger -config examples/pgranger.toml
+# make demo PORT=6433 ADMIN_PORT=9433: other ports (ADMIN_PORT=0 picks a
+# free one). Silent builds, so the first line of output is the demo's own.
+PORT       ?= 6432
+ADMIN_PORT ?= 9432
+demo: deps
+	@$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy
+	@$(GO) build -o bin/pgranger-demo ./cmd/demo
+	@bin/pgranger-demo -pgranger bin/pgranger -config examples/pgranger.toml \
+		-listen 127.0.0.1:$(PORT) -admin 127.0.0.1:$(ADMIN_PORT)
 
 fmt-check:
 	@echo "==> gofmt"

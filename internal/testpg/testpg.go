@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,6 +190,10 @@ func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte,
 		cmd = exec.CommandContext(ctx, path, args...)
 	}
 	cmd.Dir = c.Dir
+	// A process group of its own: Ctrl-C in a terminal goes to the whole
+	// foreground group, and must not kill pg_ctl half-way (a postmaster
+	// started but not waited for) — the caller decides when to stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd.CombinedOutput()
 }
 
@@ -271,11 +276,25 @@ func Main(m *testing.M) {
 }
 
 // Stop shuts the server down and removes its directory. Safe to call twice.
+// Should pg_ctl fail, the postmaster named in postmaster.pid is sent
+// SIGQUIT (PostgreSQL's immediate shutdown) before the directory goes, so
+// no server is left running on a removed directory.
 func (c *Cluster) Stop() {
 	c.stopped.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		c.run(ctx, "pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop")
+		data := filepath.Join(c.Dir, "data")
+		pid := 0
+		if b, err := os.ReadFile(filepath.Join(data, "postmaster.pid")); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+		}
+		if _, err := c.run(ctx, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil && pid > 0 {
+			if syscall.Kill(pid, syscall.SIGQUIT) == nil {
+				for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}
 		os.RemoveAll(c.Dir)
 	})
 }
