@@ -16,29 +16,35 @@ import (
 // `pgranger lint POLICIES.json` checks a ServicePolicies document for the
 // mistakes DESIGN §8 names, one line per finding:
 //
-//	policy <id> "<name>": <finding>
+//	error: policy <id> "<name>": <finding>
+//	warning: policy <id> "<name>": <finding>
 //
-// Rules:
-//   - an allow item of an access policy grants the group public (or the
-//     user {USER}, which is every user too) on a wildcard resource: a value
-//     with * or ?, an empty value list, or an excludes list, on any resource
-//     but column (all columns of one named table is an ordinary grant);
-//   - no owner label: policyLabels is empty;
-//   - an excludes resource (isExcludes) without a description saying why;
-//   - a validity schedule whose end is past;
-//   - a data-mask item whose mask type the serviceDef's dataMaskDef does not
-//     declare (MASK_NONE, MASK_NULL and CUSTOM are Ranger's own and always
-//     valid; tag policies' "hive:" prefix is stripped, another component's
-//     prefix is reported).
+// Errors change what users get in a way nobody meant; warnings are
+// housekeeping. Rules:
+//   - error: an allow item of an access policy grants the group public (or
+//     the user {USER}, which is every user too) on a wildcard resource: a
+//     value with * or ?, an empty value list, or an excludes list, on any
+//     resource but column (all columns of one named table is an ordinary
+//     grant);
+//   - error: a data-mask item whose mask type the serviceDef's dataMaskDef
+//     does not declare (MASK_NONE, MASK_NULL and CUSTOM are Ranger's own
+//     and always valid; tag policies' "hive:" prefix is stripped, another
+//     component's prefix is reported);
+//   - warning: no owner label: policyLabels is empty;
+//   - warning: an excludes resource (isExcludes) without a description
+//     saying why;
+//   - warning: a validity schedule whose end is past.
 //
-// Exit status: 0 no findings, 1 findings, 2 usage or an unreadable file.
+// Exit status: 0 no errors (warnings are printed but pass), 1 errors — or
+// warnings with --strict —, 2 usage or an unreadable file.
 
 func lintCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	atFlag := fs.String("at", "", "the time schedules are judged at, RFC 3339 (default: now)")
+	strict := fs.Bool("strict", false, "exit 1 on warnings too, not only on errors")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pgranger lint [--at TIME] POLICIES.json...")
+		fmt.Fprintln(stderr, "usage: pgranger lint [--strict] [--at TIME] POLICIES.json...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +63,7 @@ func lintCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		at = t
 	}
-	status := 0
+	errs, warns := 0, 0
 	for _, file := range fs.Args() {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -73,20 +79,38 @@ func lintCommand(args []string, stdout, stderr io.Writer) int {
 		if fs.NArg() > 1 {
 			prefix = file + ": "
 		}
-		findings := lintPolicies(sp, at)
-		for _, f := range findings {
-			fmt.Fprintln(stdout, prefix+f)
-		}
-		if len(findings) > 0 {
-			status = 1
+		for _, f := range lintPolicies(sp, at) {
+			fmt.Fprintf(stdout, "%s%s: %s\n", prefix, f.severity, f.text)
+			if f.severity == lintError {
+				errs++
+			} else {
+				warns++
+			}
 		}
 	}
-	return status
+	if errs+warns > 0 {
+		fmt.Fprintf(stderr, "pgranger lint: %d error(s), %d warning(s)\n", errs, warns)
+	}
+	if errs > 0 || (*strict && warns > 0) {
+		return 1
+	}
+	return 0
+}
+
+const (
+	lintError   = "error"
+	lintWarning = "warning"
+)
+
+// lintFinding is one line of lint's report.
+type lintFinding struct {
+	severity string // lintError or lintWarning
+	text     string // policy <id> "<name>": <finding>
 }
 
 // lintPolicies returns the findings for the resource policies, then the
 // tag policies, in document order.
-func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
+func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []lintFinding {
 	def := sp.ServiceDef
 	if def == nil {
 		def = policy.StockHiveServiceDef()
@@ -99,11 +123,13 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 			folded[strings.ToLower(mt.Name)] = mt.Name
 		}
 	}
-	var out []string
+	var out []lintFinding
 	lint := func(p *ranger.RangerPolicy, tagPolicy bool) {
-		add := func(format string, args ...any) {
-			out = append(out, fmt.Sprintf("policy %d %q: %s", p.ID, p.Name, fmt.Sprintf(format, args...)))
+		report := func(severity, format string, args ...any) {
+			out = append(out, lintFinding{severity, fmt.Sprintf("policy %d %q: %s", p.ID, p.Name, fmt.Sprintf(format, args...))})
 		}
+		fail := func(format string, args ...any) { report(lintError, format, args...) }
+		warn := func(format string, args ...any) { report(lintWarning, format, args...) }
 		sets := append([]map[string]ranger.RangerPolicyResource{p.Resources}, p.AdditionalResources...)
 
 		// public on wildcard resources.
@@ -124,20 +150,20 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					if len(who) == 0 || accessList(it.Accesses) == "" {
 						continue
 					}
-					add("grants %s %s on wildcard resource %s", strings.Join(who, " and "), accessList(it.Accesses), describeResource(res))
+					fail("grants %s %s on wildcard resource %s", strings.Join(who, " and "), accessList(it.Accesses), describeResource(res))
 				}
 			}
 		}
 		// Owner labels.
 		if len(p.PolicyLabels) == 0 {
-			add("has no owner label (policyLabels is empty)")
+			warn("has no owner label (policyLabels is empty)")
 		}
 		// Excludes without a description.
 		if strings.TrimSpace(p.Description) == "" {
 			for _, res := range sets {
 				for _, name := range sortedResNames(res) {
 					if r := res[name]; r.IsExcludes {
-						add("excludes %s=%s but has no description saying why", name, strings.Join(r.Values, ","))
+						warn("excludes %s=%s but has no description saying why", name, strings.Join(r.Values, ","))
 					}
 				}
 			}
@@ -152,11 +178,11 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					if tz == "" {
 						tz = "GMT"
 					}
-					add("validity schedule ended %s %s", strings.TrimSpace(vs.EndTime), tz)
+					warn("validity schedule ended %s %s", strings.TrimSpace(vs.EndTime), tz)
 				}
 			}
 			if expired == n {
-				add("every validity schedule has ended: the policy never applies")
+				warn("every validity schedule has ended: the policy never applies")
 			}
 		}
 		// Mask types.
@@ -174,7 +200,7 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					if strings.HasPrefix(typ, compPrefix) {
 						typ = typ[len(compPrefix):]
 					} else if strings.Contains(typ, ":") {
-						add("mask item %d: mask type %q is for another component than %s", i+1, typ, def.Name)
+						fail("mask item %d: mask type %q is for another component than %s", i+1, typ, def.Name)
 						continue
 					}
 				}
@@ -182,10 +208,10 @@ func lintPolicies(sp *ranger.ServicePolicies, at time.Time) []string {
 					continue
 				}
 				if name, ok := folded[strings.ToLower(typ)]; ok {
-					add("mask item %d: mask type %q is declared as %q (Ranger compares mask type names exactly)", i+1, typ, name)
+					fail("mask item %d: mask type %q is declared as %q (Ranger compares mask type names exactly)", i+1, typ, name)
 					continue
 				}
-				add("mask item %d: mask type %q is not declared in the serviceDef's dataMaskDef", i+1, typ)
+				fail("mask item %d: mask type %q is not declared in the serviceDef's dataMaskDef", i+1, typ)
 			}
 		}
 	}

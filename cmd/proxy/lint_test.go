@@ -50,21 +50,21 @@ func TestLintCommand(t *testing.T) {
   ]}
 }`)
 	code, out, errOut := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file)
-	if code != 1 {
+	if code != 1 || !strings.Contains(errOut, "6 error(s), 5 warning(s)") {
 		t.Errorf("exit %d, want 1 (stderr %q)", code, errOut)
 	}
 	want := []string{
-		`policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
-		`policy 3 "no labels": has no owner label (policyLabels is empty)`,
-		`policy 4 "excludes": grants user {USER} (every user) select on wildcard resource database=not secret, table=t, column=c`,
-		`policy 4 "excludes": excludes database=secret but has no description saying why`,
-		`policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
-		`policy 5 "expired": every validity schedule has ended: the policy never applies`,
-		`policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
-		`policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
-		`policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
-		`policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
-		`policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
+		`error: policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
+		`warning: policy 3 "no labels": has no owner label (policyLabels is empty)`,
+		`error: policy 4 "excludes": grants user {USER} (every user) select on wildcard resource database=not secret, table=t, column=c`,
+		`warning: policy 4 "excludes": excludes database=secret but has no description saying why`,
+		`warning: policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
+		`warning: policy 5 "expired": every validity schedule has ended: the policy never applies`,
+		`warning: policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
+		`error: policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
+		`error: policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
+		`error: policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
+		`error: policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
 	}
 	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -76,13 +76,26 @@ func TestLintCommand(t *testing.T) {
     {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
      "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
      "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]}]}`)
-	if code, out, _ := runCLI("lint", clean); code != 0 || out != "" {
-		t.Errorf("clean: exit %d %q", code, out)
+	for _, args := range [][]string{{"lint", clean}, {"lint", "--strict", clean}} {
+		if code, out, errOut := runCLI(args...); code != 0 || out != "" || errOut != "" {
+			t.Errorf("%v: exit %d %q %q", args, code, out, errOut)
+		}
 	}
-	// The demo policies only lack owner labels.
-	code, out, _ = runCLI("lint", filepath.Join(repoRoot(t), "examples", "policies", "hive.json"))
-	if code != 1 || strings.Count(out, "has no owner label") != strings.Count(out, "\n") || strings.Count(out, "\n") != 9 {
-		t.Errorf("demo: exit %d\n%s", code, out)
+	// The demo policies only lack owner labels: nine warnings, which pass
+	// unless --strict.
+	demo := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	code, out, errOut = runCLI("lint", demo)
+	if code != 0 || strings.Count(out, "warning: policy ") != 9 || strings.Count(out, "has no owner label") != 9 ||
+		strings.Count(out, "\n") != 9 || !strings.Contains(errOut, "0 error(s), 9 warning(s)") {
+		t.Errorf("demo: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := runCLI("lint", "--strict", demo); code != 1 {
+		t.Errorf("demo --strict: exit %d, want 1", code)
+	}
+	// Several files: each line names its file.
+	code, out, _ = runCLI("lint", "--at", "2026-01-01T00:00:00Z", clean, demo)
+	if code != 0 || !strings.HasPrefix(out, demo+": warning: policy ") {
+		t.Errorf("two files: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runCLI("lint"); code != 2 || !strings.Contains(errOut, "usage: pgranger lint") {
 		t.Errorf("no file: exit %d %q", code, errOut)
