@@ -550,10 +550,11 @@ func TestJWTSessionEndsWhenTheTokenExpires(t *testing.T) {
 	})
 	// The proxy runs on the wall clock, so the tokens are as short as
 	// the whole-second "exp" claim allows while leaving a login and a
-	// first statement time to finish: exp is the first whole second at
-	// least one second away (1 to 2 s), with no skew and no grace.
+	// first statement time to finish on a busy machine: exp is the first
+	// whole second at least 1.5 s away (1.5 to 2.5 s), with no skew and
+	// no grace.
 	shortToken := func() string {
-		exp := time.Now().Add(time.Second + time.Second - time.Nanosecond).Unix()
+		exp := time.Now().Add(1500*time.Millisecond + time.Second - time.Nanosecond).Unix()
 		return e.sign(t, e.key, e.iss.Claims(testidp.Token{User: "dave", RealmRoles: []string{"analyst"}, Extra: map[string]any{"exp": exp}}))
 	}
 	expectExpired := func(what string, err error) {
