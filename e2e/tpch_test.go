@@ -79,7 +79,6 @@ func startTPCHProxy(t *testing.T) *proxy {
 		env: map[string]string{
 			"PGRANGER_POLICY__SERVICE_NAME": tpch.ServiceName,
 			"PGRANGER_BACKEND__DSN":         cluster.DSN(tpchRole, tpchRole, tpchDB),
-			"PGRANGER_LOG__LEVEL":           "warn",
 		},
 		extraConfig: fmt.Sprintf("[[identity.users]]\nname = %q\npassword = %q\ngroups = [%q]\n", tpchUser, tpchUser, tpch.Group),
 	})
