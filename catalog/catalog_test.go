@@ -53,13 +53,17 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// The tests that need PostgreSQL share one cluster (testpg.Shared).
+func TestMain(m *testing.M) { testpg.Main(m) }
+
 // TestLoad reads a real database: columns in attnum order without dropped
 // ones, domains' base types, partitions and inheritance children mapped to
 // their root, and a version that moves only when something changed.
 func TestLoad(t *testing.T) {
-	c := testpg.Start(t)
+	const db = "catalog_load"
+	c := testpg.Database(t, db)
 	ctx := context.Background()
-	if err := c.Exec(ctx, "postgres", `
+	if err := c.Exec(ctx, db, `
 		CREATE DOMAIN posint AS integer CHECK (VALUE > 0);
 		CREATE TABLE public.t (a int, gone text, b posint, c varchar(10));
 		ALTER TABLE public.t DROP COLUMN gone;
@@ -72,7 +76,7 @@ func TestLoad(t *testing.T) {
 		CREATE VIEW public.v AS SELECT a FROM public.t;`); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := Open(ctx, c.SuperDSN("postgres"), "postgres", time.Hour)
+	cat, err := Open(ctx, c.SuperDSN(db), db, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +120,7 @@ func TestLoad(t *testing.T) {
 	if err != nil || s2.Version != v1 {
 		t.Errorf("unchanged reload moved the version: %d → %d (%v)", v1, s2.Version, err)
 	}
-	if err := c.Exec(ctx, "postgres", "ALTER TABLE public.t ADD COLUMN d text"); err != nil {
+	if err := c.Exec(ctx, db, "ALTER TABLE public.t ADD COLUMN d text"); err != nil {
 		t.Fatal(err)
 	}
 	s3, err := cat.Refresh(ctx, 0)
@@ -128,7 +132,7 @@ func TestLoad(t *testing.T) {
 	// Refresh within the interval waits for a reload instead of answering
 	// from the snapshot taken before the table existed.
 	for _, name := range []string{"quick1", "quick2"} {
-		if err := c.Exec(ctx, "postgres", "CREATE TABLE public."+name+" (a int)"); err != nil {
+		if err := c.Exec(ctx, db, "CREATE TABLE public."+name+" (a int)"); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
@@ -148,7 +152,7 @@ func TestLoad(t *testing.T) {
 // TestBuiltinsMatchServer checks the embedded PostgreSQL 15 tables that
 // Static snapshots use against a real server's pg_catalog.
 func TestBuiltinsMatchServer(t *testing.T) {
-	c := testpg.Start(t)
+	c := testpg.Shared(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, c.SuperDSN("postgres"))
 	if err != nil {

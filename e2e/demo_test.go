@@ -1,11 +1,24 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgranger/pgranger/internal/testpg"
 )
 
 // The demo policies (examples/policies/hive.json): bob is a US analyst,
@@ -179,5 +192,293 @@ func TestWrongPassword(t *testing.T) {
 		if sqlstate(err) != "28P01" {
 			t.Errorf("connect %s: err = %v, want 28P01", dsn, err)
 		}
+	}
+}
+
+// ---- make demo (cmd/demo) ----
+
+var demoBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// demoCommand builds cmd/demo beside the suite's pgranger binary.
+func demoCommand(t *testing.T) string {
+	t.Helper()
+	requireCluster(t)
+	demoBuild.once.Do(func() {
+		demoBuild.path = filepath.Join(filepath.Dir(binary), "pgranger-demo")
+		build := exec.Command("go", "build", "-o", demoBuild.path, "./cmd/demo")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			demoBuild.err = fmt.Errorf("building cmd/demo: %v\n%s", err, out)
+		}
+	})
+	if demoBuild.err != nil {
+		t.Fatal(demoBuild.err)
+	}
+	return demoBuild.path
+}
+
+// demoRun is one `make demo`: its own TMPDIR (where its cluster lives) and
+// pgranger reached through a link in that directory, so any process or
+// file the demo leaves behind is found by that path.
+type demoRun struct {
+	cmd         *exec.Cmd
+	tmp         string
+	addr, admin string
+	stdout      *os.File // the read end of the demo's stdout
+	stderr      *bytes.Buffer
+	exited      chan error
+}
+
+func startDemo(t *testing.T, addr, admin string) *demoRun {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "pgranger-demo-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o755) // the cluster's owner (postgres, under root) must reach its directory
+	if err := os.Symlink(binary, filepath.Join(tmp, "pgranger")); err != nil {
+		t.Fatal(err)
+	}
+	d := &demoRun{tmp: tmp, addr: addr, admin: admin, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d.cmd = exec.Command(demoCommand(t), "-pgranger", filepath.Join(tmp, "pgranger"),
+		"-config", filepath.Join(repoRoot, "examples/pgranger.toml"),
+		"-schema", filepath.Join(repoRoot, "examples/demo/schema.sql"),
+		"-listen", addr, "-admin", admin)
+	d.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	// A process group of its own, as a shell gives a foreground job, so
+	// SIGINT can go to the whole group the way Ctrl-C does.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.stdout = r
+	d.cmd.Stdout, d.cmd.Stderr = w, d.stderr
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	go func() { d.exited <- d.cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+		default:
+			syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		// Whatever a failed run left (reported by the test) is stopped
+		// here, so it does not outlive the suite: SIGQUIT is PostgreSQL's
+		// immediate shutdown and ends a Go program.
+		for pid := range d.processes() {
+			syscall.Kill(pid, syscall.SIGQUIT)
+		}
+	})
+	return d
+}
+
+// leftovers names what the demo left behind: processes whose command
+// line mentions its directory (pgranger, the postmaster), and files in it
+// other than the pgranger link.
+func (d *demoRun) leftovers() []string {
+	var left []string
+	entries, _ := os.ReadDir(d.tmp)
+	for _, e := range entries {
+		if e.Name() != "pgranger" {
+			left = append(left, "file "+filepath.Join(d.tmp, e.Name()))
+		}
+	}
+	for pid, cmdline := range d.processes() {
+		left = append(left, fmt.Sprintf("process %d: %s", pid, cmdline))
+	}
+	return left
+}
+
+// processes are the running processes whose command line names the
+// demo's directory.
+func (d *demoRun) processes() map[int]string {
+	found := map[int]string{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(d.tmp)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		found[pid] = strings.ReplaceAll(string(bytes.TrimRight(b, "\x00")), "\x00", " ")
+	}
+	return found
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	port, err := testpg.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// The demo stops pgranger and PostgreSQL and removes the cluster's
+// directory on Ctrl-C (SIGINT to the process group), SIGTERM and SIGHUP,
+// also when its stdout is a pipe whose reader has gone
+// (`make demo | head -1`).
+func TestDemoCleansUpOnSignals(t *testing.T) {
+	t.Parallel() // its own clusters, ports and processes
+	cases := []struct {
+		name      string
+		sig       syscall.Signal
+		group     bool // to the process group, as the terminal sends Ctrl-C
+		closePipe bool
+	}{
+		{"SIGINT", syscall.SIGINT, true, false},
+		{"SIGTERM", syscall.SIGTERM, false, false},
+		{"SIGHUP", syscall.SIGHUP, false, false},
+		{"closed pipe", syscall.SIGINT, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := startDemo(t, freeAddr(t), freeAddr(t))
+			lines := make(chan string, 100)
+			go func() {
+				sc := bufio.NewScanner(d.stdout)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+				close(lines)
+			}()
+			var banner []string
+			timeout := time.After(2 * time.Minute)
+		wait:
+			for {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						t.Fatalf("the demo's output ended before it was ready:\n%s\n%s", strings.Join(banner, "\n"), d.stderr)
+					}
+					banner = append(banner, l)
+					if strings.HasPrefix(l, "Press Ctrl-C") {
+						break wait
+					}
+				case <-timeout:
+					t.Fatalf("the demo was not ready within 2 minutes:\n%s\n%s", strings.Join(banner, "\n"), d.stderr)
+				}
+			}
+			if banner[0] != "Starting a throwaway PostgreSQL cluster …" {
+				t.Errorf("first line %q", banner[0])
+			}
+			text := strings.Join(banner, "\n")
+			for _, want := range []string{"pgranger is running on " + d.addr, "http://" + d.admin + "/metrics", `psql "postgres://bob:bob@` + d.addr + `/demo"`} {
+				if !strings.Contains(text, want) {
+					t.Errorf("the banner lacks %q:\n%s", want, text)
+				}
+			}
+			// It serves the demo.
+			conn, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://bob:bob@%s/demo?sslmode=disable", d.addr))
+			if err != nil {
+				t.Fatalf("connecting to the demo: %v", err)
+			}
+			equalLines(t, "bob through the demo", rows(t, conn, "SELECT id, ssn FROM sales.orders ORDER BY id LIMIT 1"), []string{"1|xxx-xx-1111"})
+			conn.Close(context.Background())
+
+			if c.closePipe {
+				d.stdout.Close() // the reader is gone: every later write fails
+			}
+			pid := d.cmd.Process.Pid
+			if c.group {
+				pid = -pid
+			}
+			if err := syscall.Kill(pid, c.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-d.exited:
+				if err != nil {
+					t.Errorf("the demo exited with %v after %s, want status 0\n%s", err, c.name, d.stderr)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("the demo did not stop within a minute of %s", c.name)
+			}
+			if !c.closePipe {
+				var rest []string
+				for l := range lines {
+					rest = append(rest, l)
+				}
+				tail := strings.Join(rest, "\n")
+				if !strings.Contains(tail, "Stopping PostgreSQL and removing") || !strings.Contains(tail, "pgranger stopped.") {
+					t.Errorf("the demo did not say it stopped everything:\n%s", tail)
+				}
+			}
+			if left := d.leftovers(); len(left) > 0 {
+				t.Errorf("left behind after %s:\n%s", c.name, strings.Join(left, "\n"))
+			}
+			if c, err := net.DialTimeout("tcp", d.addr, time.Second); err == nil {
+				c.Close()
+				t.Errorf("%s still accepts connections", d.addr)
+			}
+		})
+	}
+}
+
+// Busy ports are named, all of them, before anything starts.
+func TestDemoNamesBusyPorts(t *testing.T) {
+	requireCluster(t)
+	l1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.Close()
+	l2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	d := startDemo(t, l1.Addr().String(), l2.Addr().String())
+	select {
+	case err := <-d.exited:
+		if err == nil {
+			t.Fatal("the demo started with its ports in use")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not refuse busy ports")
+	}
+	msg := d.stderr.String()
+	for _, want := range []string{l1.Addr().String() + " (pgranger's PostgreSQL port) is in use", "make demo PORT=",
+		l2.Addr().String() + " (pgranger's admin port) is in use", "make demo ADMIN_PORT="} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message lacks %q:\n%s", want, msg)
+		}
+	}
+	if left := d.leftovers(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+
+	// ADMIN_PORT=0: a free admin port, named in the banner.
+	d = startDemo(t, freeAddr(t), "127.0.0.1:0")
+	sc := bufio.NewScanner(d.stdout)
+	found := ""
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "Admin:") {
+			found = sc.Text()
+		}
+		if strings.HasPrefix(sc.Text(), "Press Ctrl-C") {
+			break
+		}
+	}
+	if !strings.HasPrefix(found, "Admin:     http://127.0.0.1:") || strings.Contains(found, "127.0.0.1:0/") {
+		t.Errorf("admin line %q, want a chosen port\n%s", found, d.stderr)
+	}
+	syscall.Kill(d.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(time.Minute):
+		t.Fatal("the demo did not stop")
+	}
+	if left := d.leftovers(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -212,22 +213,18 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 	if err := os.WriteFile(filepath.Join(dir, "pgranger.toml"), []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	port, err := testpg.FreePort()
-	if err != nil {
-		return nil, err
+	// Both listeners bind port 0: the kernel picks free ports, and the
+	// addresses are read back from pgranger's start-up log events, so no
+	// port found free can be taken by someone else before pgranger binds
+	// it. Those events are at level info.
+	if lv := strings.ToLower(o.env["PGRANGER_LOG__LEVEL"]); lv == "warn" || lv == "error" {
+		return nil, fmt.Errorf("PGRANGER_LOG__LEVEL=%s: the harness reads pgranger's addresses from its info-level start-up log", lv)
 	}
-	adminPort, err := testpg.FreePort()
-	for err == nil && adminPort == port { // the OS may hand out a just-freed port again
-		adminPort, err = testpg.FreePort()
-	}
-	if err != nil {
-		return nil, err
-	}
-	p := &proxy{addr: fmt.Sprintf("127.0.0.1:%d", port), admin: fmt.Sprintf("127.0.0.1:%d", adminPort), dir: dir, exited: make(chan struct{})}
+	p := &proxy{dir: dir, exited: make(chan struct{})}
 	cmd := exec.Command(binary, "serve", "--config", filepath.Join(dir, "pgranger.toml"))
 	cmd.Env = append(os.Environ(),
-		"PGRANGER_LISTEN__ADDR="+p.addr,
-		"PGRANGER_ADMIN__ADDR="+p.admin,
+		"PGRANGER_LISTEN__ADDR=127.0.0.1:0",
+		"PGRANGER_ADMIN__ADDR=127.0.0.1:0",
 		"PGRANGER_BACKEND__DSN="+cluster.DSN("pgranger_svc", "pgranger_svc", "demo"),
 		"PGRANGER_AUDIT__PATH="+filepath.Join(dir, "audit.jsonl"),
 	)
@@ -253,21 +250,133 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 		p.exitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	deadline := time.Now().Add(20 * time.Second)
+	// "pgranger listening" comes once the socket is bound (connections
+	// wait in its backlog until the server accepts them), after the admin
+	// endpoint's "admin endpoint listening".
+	listening, err := p.awaitEvent(20*time.Second, "pgranger listening")
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	p.addr = listening["addr"]
+	for _, ev := range p.events() {
+		if ev["msg"] == "admin endpoint listening" {
+			p.admin = ev["addr"]
+		}
+	}
+	if p.addr == "" || p.admin == "" {
+		p.stop()
+		return nil, fmt.Errorf("pgranger's start-up log names no listen or admin address:\n%s", p.log())
+	}
+	return p, nil
+}
+
+// logEvent is one line of pgranger's log as key → value: slog's text
+// format (key=value, values with spaces or quotes written as Go strings)
+// or, with log.format = "json", one JSON object.
+type logEvent map[string]string
+
+func parseLogLine(line string) logEvent {
+	ev := logEvent{}
+	if strings.HasPrefix(line, "{") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			for k, v := range m {
+				ev[k] = fmt.Sprint(v)
+			}
+		}
+		return ev
+	}
+	for rest := strings.TrimSpace(line); rest != ""; rest = strings.TrimLeft(rest, " ") {
+		eq := strings.IndexByte(rest, '=')
+		if eq <= 0 {
+			break
+		}
+		key, val := rest[:eq], rest[eq+1:]
+		if strings.HasPrefix(val, `"`) {
+			q, err := strconv.QuotedPrefix(val)
+			if err != nil {
+				break
+			}
+			ev[key], _ = strconv.Unquote(q)
+			rest = val[len(q):]
+			continue
+		}
+		end := strings.IndexByte(val, ' ')
+		if end < 0 {
+			end = len(val)
+		}
+		ev[key], rest = val[:end], val[end:]
+	}
+	return ev
+}
+
+// events parses the proxy's log so far.
+func (p *proxy) events() []logEvent {
+	var evs []logEvent
+	for _, line := range strings.Split(p.log(), "\n") {
+		if line != "" {
+			evs = append(evs, parseLogLine(line))
+		}
+	}
+	return evs
+}
+
+// countEvents counts the log events with message msg.
+func (p *proxy) countEvents(msg string) int {
+	n := 0
+	for _, ev := range p.events() {
+		if ev["msg"] == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// awaitEvent waits until the log holds an event whose message starts
+// with msg and returns the first; it fails when the process exits or
+// within passes.
+func (p *proxy) awaitEvent(within time.Duration, msg string) (logEvent, error) {
+	deadline := time.Now().Add(within)
 	for {
-		c, err := net.DialTimeout("tcp", p.addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return p, nil
+		for _, ev := range p.events() {
+			if strings.HasPrefix(ev["msg"], msg) {
+				return ev, nil
+			}
 		}
 		select {
 		case <-p.exited:
-			return nil, fmt.Errorf("pgranger exited during startup:\n%s", p.log())
+			return nil, fmt.Errorf("pgranger exited before logging %q:\n%s", msg, p.log())
 		default:
 		}
 		if time.Now().After(deadline) {
-			p.stop()
-			return nil, fmt.Errorf("pgranger did not listen on %s:\n%s", p.addr, p.log())
+			return nil, fmt.Errorf("pgranger did not log %q within %s:\n%s", msg, within, p.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitEvent is awaitEvent for a test: it fails the test on a timeout.
+func (p *proxy) waitEvent(t *testing.T, within time.Duration, msg string) logEvent {
+	t.Helper()
+	ev, err := p.awaitEvent(within, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// eventually retries f until it returns "" or the deadline passes.
+func eventually(t *testing.T, within time.Duration, f func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		msg := f()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -277,13 +386,13 @@ func launchProxy(o proxyOptions) (*proxy, error) {
 // reload than before.
 func (p *proxy) reload(t *testing.T) {
 	t.Helper()
-	before := strings.Count(p.log(), "configuration reloaded")
+	before := p.countEvents("configuration reloaded")
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, func() string {
-		if strings.Count(p.log(), "configuration reloaded") == before {
-			return "no reload in the log"
+		if p.countEvents("configuration reloaded") == before {
+			return "no reload in the log:\n" + p.log()
 		}
 		return ""
 	})
@@ -426,4 +535,20 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return c
+}
+
+// The harness's reading of slog's text and JSON lines.
+func TestParseLogLine(t *testing.T) {
+	for line, want := range map[string]logEvent{
+		`time=2026-01-02T03:04:05.000Z level=INFO msg="pgranger listening" addr=127.0.0.1:40001 version=dev`: {
+			"time": "2026-01-02T03:04:05.000Z", "level": "INFO", "msg": "pgranger listening", "addr": "127.0.0.1:40001", "version": "dev"},
+		`level=WARN msg="a \"quoted\" word" err="x = y"`: {"level": "WARN", "msg": `a "quoted" word`, "err": "x = y"},
+		`{"level":"INFO","msg":"admin endpoint listening","addr":"127.0.0.1:40002","remote":false}`: {
+			"level": "INFO", "msg": "admin endpoint listening", "addr": "127.0.0.1:40002", "remote": "false"},
+	} {
+		got := parseLogLine(line)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s:\n got %v\nwant %v", line, got, want)
+		}
+	}
 }

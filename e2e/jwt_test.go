@@ -541,14 +541,21 @@ func TestJWTPsqlAndJDBC(t *testing.T) {
 // to the pool clean: the pool has one connection, and each session after
 // the first gets it.
 func TestJWTSessionEndsWhenTheTokenExpires(t *testing.T) {
+	t.Parallel() // its own proxy; mostly waits for tokens to expire
 	e := startIdP(t, map[string]string{
 		"PGRANGER_IDENTITY__JWT__CLOCK_SKEW_SECS":   "0",
-		"PGRANGER_IDENTITY__JWT__EXPIRY_GRACE_SECS": "1",
+		"PGRANGER_IDENTITY__JWT__EXPIRY_GRACE_SECS": "0",
 		"PGRANGER_BACKEND__POOL_SIZE":               "1",
 		"PGRANGER_BACKEND__ACQUIRE_TIMEOUT_SECS":    "5",
 	})
-	shortToken := func(life time.Duration) string {
-		return e.sign(t, e.key, e.iss.Claims(testidp.Token{User: "dave", RealmRoles: []string{"analyst"}, Extra: map[string]any{"exp": time.Now().Add(life).Unix()}}))
+	// The proxy runs on the wall clock, so the tokens are as short as
+	// the whole-second "exp" claim allows while leaving a login and a
+	// first statement time to finish on a busy machine: exp is the first
+	// whole second at least 1.5 s away (1.5 to 2.5 s), with no skew and
+	// no grace.
+	shortToken := func() string {
+		exp := time.Now().Add(1500*time.Millisecond + time.Second - time.Nanosecond).Unix()
+		return e.sign(t, e.key, e.iss.Claims(testidp.Token{User: "dave", RealmRoles: []string{"analyst"}, Extra: map[string]any{"exp": exp}}))
 	}
 	expectExpired := func(what string, err error) {
 		t.Helper()
@@ -559,12 +566,12 @@ func TestJWTSessionEndsWhenTheTokenExpires(t *testing.T) {
 	}
 
 	// 1. In the middle of a long statement.
-	conn := e.mustConnect(t, "dave", shortToken(2*time.Second))
+	conn := e.mustConnect(t, "dave", shortToken())
 	equalLines(t, "before expiry", rows(t, conn, "SELECT ssn FROM idp.accounts WHERE id = 1"), []string{"xxx-xx-1111"})
 	start := time.Now()
 	_, err := tryRows(conn, "SELECT pg_sleep(20)")
 	expectExpired("mid-statement", err)
-	if d := time.Since(start); d > 8*time.Second {
+	if d := time.Since(start); d > 6*time.Second {
 		t.Errorf("the session outlived its token by %s", d)
 	}
 	// The backend stopped the statement.
@@ -583,7 +590,7 @@ func TestJWTSessionEndsWhenTheTokenExpires(t *testing.T) {
 	})
 
 	// 2. Idle: the FATAL error arrives unprompted.
-	conn2 := e.mustConnect(t, "dave", shortToken(2*time.Second))
+	conn2 := e.mustConnect(t, "dave", shortToken())
 	equalLines(t, "second session got the pooled connection", rows(t, conn2, "SELECT current_user"), []string{"dave"})
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -593,7 +600,7 @@ func TestJWTSessionEndsWhenTheTokenExpires(t *testing.T) {
 	if path, err := exec.LookPath("psql"); err == nil {
 		host, port, _ := net.SplitHostPort(e.proxy.addr)
 		cmd := exec.Command(path, "-X", "-A", "-t", fmt.Sprintf("host=%s port=%s dbname=%s user=dave sslmode=require", host, port, idpDB), "-c", "SELECT pg_sleep(20)")
-		cmd.Env = append(os.Environ(), "PGPASSWORD="+shortToken(2*time.Second), "PGCONNECT_TIMEOUT=10", "LC_ALL=C")
+		cmd.Env = append(os.Environ(), "PGPASSWORD="+shortToken(), "PGCONNECT_TIMEOUT=10", "LC_ALL=C")
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "FATAL:  pgranger: the session's token expired at") {
 			t.Errorf("psql: %v\n%s", err, out)

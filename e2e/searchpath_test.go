@@ -10,6 +10,7 @@ import (
 // counts once sent, and is taken back exactly when PostgreSQL takes it
 // back — a rolled-back transaction block, a failed implicit transaction.
 func TestSearchPathFollowsTransactions(t *testing.T) {
+	t.Parallel() // its own proxy and session
 	conn := connect(t, startProxy(t, proxyOptions{}), "bob")
 	simple := pgx.QueryExecModeSimpleProtocol
 	const q = "SELECT ssn FROM orders WHERE id = 1"

@@ -79,7 +79,6 @@ func startTPCHProxy(t *testing.T) *proxy {
 		env: map[string]string{
 			"PGRANGER_POLICY__SERVICE_NAME": tpch.ServiceName,
 			"PGRANGER_BACKEND__DSN":         cluster.DSN(tpchRole, tpchRole, tpchDB),
-			"PGRANGER_LOG__LEVEL":           "warn",
 		},
 		extraConfig: fmt.Sprintf("[[identity.users]]\nname = %q\npassword = %q\ngroups = [%q]\n", tpchUser, tpchUser, tpch.Group),
 	})
@@ -132,6 +131,7 @@ func runTPCH(conn *pgx.Conn, sql string, mode pgx.QueryExecMode) ([]string, time
 // the filtered orders and customer views in a nested loop with a join
 // filter, every pair of their rows.
 func TestTPCHGovernedMatchesCopies(t *testing.T) {
+	t.Parallel() // its own proxy; the longest test, overlapped with the waiting ones
 	p := startTPCHProxy(t)
 	governed := tpchConn(t, p, tpch.Schema)
 	direct := tpchConn(t, nil, tpch.CopySchema)

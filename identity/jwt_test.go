@@ -138,13 +138,18 @@ func TestJWTRefusals(t *testing.T) {
 		tk.Extra = extra
 		return f.iss.Claims(tk)
 	}
-	now := time.Now()
+	// Times are relative to the verifier's clock, which newFixture froze
+	// before the keys above were generated (seconds on a busy machine), and
+	// the expired token is far outside the 30 s skew, so no margin depends
+	// on how long the set-up took.
+	now := f.clock.now()
 	cases := []struct {
 		name, user, token string
 		kind              AuthErrorKind
 		reason            string
 	}{
-		{"expired", "dave", testidp.Sign(t, f.key, claims(map[string]any{"exp": now.Add(-31 * time.Second).Unix()})), TokenInvalid, "the token expired at"},
+		{"expired", "dave", testidp.Sign(t, f.key, claims(map[string]any{"exp": now.Add(-time.Hour).Unix()})), TokenInvalid, "the token expired at"},
+		{"expired just outside the skew", "dave", testidp.Sign(t, f.key, claims(map[string]any{"exp": now.Add(-32 * time.Second).Unix()})), TokenInvalid, "the token expired at"},
 		{"no exp", "dave", testidp.Sign(t, f.key, claims(map[string]any{"exp": nil})), TokenInvalid, `no "exp" claim`},
 		{"exp not a number", "dave", testidp.Sign(t, f.key, claims(map[string]any{"exp": "tomorrow"})), TokenInvalid, "could not be verified"},
 		{"not yet valid", "dave", testidp.Sign(t, f.key, claims(map[string]any{"nbf": now.Add(time.Hour).Unix()})), TokenInvalid, "not valid before"},
@@ -187,7 +192,7 @@ func TestJWTRefusals(t *testing.T) {
 
 func TestJWTClockSkew(t *testing.T) {
 	f := newFixture(t, func(c *config.JWT) { c.ClockSkewSecs = 30 })
-	now := time.Now()
+	now := f.clock.now() // the verifier's (frozen) clock, not the wall clock
 	for name, extra := range map[string]map[string]any{
 		"expired 10 s ago":       {"exp": now.Add(-10 * time.Second).Unix()},
 		"nbf in 10 s":            {"nbf": now.Add(10 * time.Second).Unix()},

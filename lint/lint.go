@@ -1,9 +1,11 @@
 // Package lint reports risky or broken Ranger policies: the findings of
 // `pgranger lint`, one per problem in one policy, printed as
 //
-//	policy <id> "<name>": <finding>
+//	error: policy <id> "<name>": <finding>
+//	warning: policy <id> "<name>": <finding>
 //
-// Rules:
+// Errors change what users get in a way nobody meant; warnings are
+// housekeeping (Rule.Severity). Rules:
 //   - an allow item of an access policy grants the group public (or the
 //     user {USER}, which is every user too) on a wildcard resource: a value
 //     with * or ?, an empty value list, or an excludes list, on any resource
@@ -42,8 +44,27 @@ const (
 	RuleMaskTypeUndeclared Rule = "mask-type-undeclared" // a mask type the dataMaskDef does not declare
 )
 
-// Finding is one problem in one policy. New fields (a severity, say) can
-// be added without changing what String prints.
+// Severity grades a finding: an Error fails `pgranger lint`, a Warning
+// only with --strict.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Severity of the rule: errors change what users get in a way nobody
+// meant (public on a wildcard, a mask type Ranger would not apply), the
+// rest is housekeeping.
+func (r Rule) Severity() Severity {
+	switch r {
+	case RulePublicWildcard, RuleMaskTypeComponent, RuleMaskTypeCase, RuleMaskTypeUndeclared:
+		return Error
+	}
+	return Warning
+}
+
+// Finding is one problem in one policy.
 type Finding struct {
 	PolicyID   int64
 	PolicyName string
@@ -51,9 +72,12 @@ type Finding struct {
 	Message    string // what is wrong, without the policy
 }
 
+// Severity is the finding's rule's.
+func (f Finding) Severity() Severity { return f.Rule.Severity() }
+
 // String is the finding as `pgranger lint` prints it.
 func (f Finding) String() string {
-	return fmt.Sprintf("policy %d %q: %s", f.PolicyID, f.PolicyName, f.Message)
+	return fmt.Sprintf("%s: policy %d %q: %s", f.Severity(), f.PolicyID, f.PolicyName, f.Message)
 }
 
 // Policies returns the findings for the resource policies, then the tag

@@ -55,17 +55,17 @@ func TestPolicies(t *testing.T) {
 	}
 	findings := Policies(sp, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	want := []string{
-		`policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
-		`policy 3 "no labels": has no owner label (policyLabels is empty)`,
-		`policy 4 "excludes": grants user {USER} (every user) select on wildcard resource database=not secret, table=t, column=c`,
-		`policy 4 "excludes": excludes database=secret but has no description saying why`,
-		`policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
-		`policy 5 "expired": every validity schedule has ended: the policy never applies`,
-		`policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
-		`policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
-		`policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
-		`policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
-		`policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
+		`error: policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
+		`warning: policy 3 "no labels": has no owner label (policyLabels is empty)`,
+		`error: policy 4 "excludes": grants user {USER} (every user) select on wildcard resource database=not secret, table=t, column=c`,
+		`warning: policy 4 "excludes": excludes database=secret but has no description saying why`,
+		`warning: policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
+		`warning: policy 5 "expired": every validity schedule has ended: the policy never applies`,
+		`warning: policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
+		`error: policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
+		`error: policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
+		`error: policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
+		`error: policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
 	}
 	var got []string
 	for _, f := range findings {

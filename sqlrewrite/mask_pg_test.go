@@ -46,7 +46,7 @@ var maskVariants = []maskVariant{
 }
 
 func TestMaskPostgres(t *testing.T) {
-	c := testpg.Start(t)
+	c := testpg.Shared(t)
 	ctx := context.Background()
 	conn := maskConnect(t, c.SuperDSN("postgres"))
 	var icu bool

@@ -2,48 +2,24 @@ package sqlrewrite
 
 import (
 	"context"
-	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgranger/pgranger/internal/testpg"
 )
 
-// The package's tests that need PostgreSQL share one throwaway cluster,
-// started by the first of them; each works in a database of its own.
-var (
-	clusterOnce sync.Once
-	shared      *testpg.Cluster
-	sharedErr   error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared != nil {
-		shared.Stop()
-	}
-	os.Exit(code)
-}
+// The package's tests that need PostgreSQL share one throwaway cluster
+// (testpg.Shared), started by the first of them; each works in a database
+// of its own.
+func TestMain(m *testing.M) { testpg.Main(m) }
 
 // pgDatabase creates database db on the shared cluster, runs setup in it
 // as the superuser and returns a superuser connection to it, closed when
 // the test ends. It skips the test when PostgreSQL is not installed.
 func pgDatabase(t *testing.T, db, setup string) (*testpg.Cluster, *pgx.Conn) {
 	t.Helper()
-	if _, err := testpg.BinDir(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	clusterOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		shared, sharedErr = testpg.New(ctx)
-	})
-	if sharedErr != nil {
-		t.Fatalf("starting PostgreSQL: %v", sharedErr)
-	}
+	shared := testpg.Shared(t)
 	ctx := context.Background()
 	if err := shared.CreateDatabase(ctx, db); err != nil {
 		t.Fatal(err)

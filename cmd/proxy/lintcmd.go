@@ -12,15 +12,18 @@ import (
 )
 
 // `pgranger lint POLICIES.json...` prints the findings of package lint,
-// one line each (prefixed by the file when there are several files).
+// one line each (prefixed by the file when there are several files), and a
+// count of errors and warnings on stderr.
 //
-// Exit status: 0 no findings, 1 findings, 2 usage or an unreadable file.
+// Exit status: 0 no errors (warnings are printed but pass), 1 errors — or
+// warnings with --strict —, 2 usage or an unreadable file.
 func lintCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	atFlag := fs.String("at", "", "the time schedules are judged at, RFC 3339 (default: now)")
+	strict := fs.Bool("strict", false, "exit 1 on warnings too, not only on errors")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pgranger lint [--at TIME] POLICIES.json...")
+		fmt.Fprintln(stderr, "usage: pgranger lint [--strict] [--at TIME] POLICIES.json...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -39,7 +42,7 @@ func lintCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		at = t
 	}
-	status := 0
+	errs, warns := 0, 0
 	for _, file := range fs.Args() {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -55,13 +58,20 @@ func lintCommand(args []string, stdout, stderr io.Writer) int {
 		if fs.NArg() > 1 {
 			prefix = file + ": "
 		}
-		findings := lint.Policies(sp, at)
-		for _, f := range findings {
+		for _, f := range lint.Policies(sp, at) {
 			fmt.Fprintln(stdout, prefix+f.String())
-		}
-		if len(findings) > 0 {
-			status = 1
+			if f.Severity() == lint.Error {
+				errs++
+			} else {
+				warns++
+			}
 		}
 	}
-	return status
+	if errs+warns > 0 {
+		fmt.Fprintf(stderr, "pgranger lint: %d error(s), %d warning(s)\n", errs, warns)
+	}
+	if errs > 0 || *strict && warns > 0 {
+		return 1
+	}
+	return 0
 }

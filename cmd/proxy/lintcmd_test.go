@@ -6,35 +6,71 @@ import (
 	"testing"
 )
 
-// The findings themselves are tested in package lint; here, what the
-// command prints and its exit status.
+// The findings are tested in package lint; here, what the command prints,
+// with each finding's severity, and its exit status.
 func TestLintCommand(t *testing.T) {
 	dir := t.TempDir()
-	file := writeFile(t, dir, "p.json", `{"serviceName": "svc", "policies": [
+	file := writeFile(t, dir, "p.json", `{
+  "serviceName": "svc",
+  "policies": [
+    {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
+     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["analysts"]}],
+     "denyPolicyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]},
+    {"id": 2, "name": "public everywhere", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
+     "policyItems": [{"accesses": [{"type": "select"}, {"type": "update"}], "groups": ["public"]}]},
     {"id": 3, "name": "no labels", "description": "d",
      "resources": {"database": {"values": ["hr"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "policyItems": [{"accesses": [{"type": "select"}], "users": ["{USER}"]}]},
+    {"id": 4, "name": "excludes", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["secret"], "isExcludes": true}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
      "policyItems": [{"accesses": [{"type": "select"}], "users": ["{USER}"]}]},
     {"id": 5, "name": "expired", "policyLabels": ["owner:x"],
      "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
      "validitySchedules": [{"startTime": "2020/01/01 00:00:00", "endTime": "2024/12/31 23:59:59", "timeZone": "Europe/Berlin"}],
-     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]}]}`)
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]},
+    {"id": 6, "name": "still valid", "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "validitySchedules": [{"endTime": "2024/01/01 00:00:00"}, {"endTime": "2030/01/01 00:00:00"}],
+     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]},
+    {"id": 7, "name": "masks", "policyType": 1, "policyLabels": ["owner:x"],
+     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
+     "dataMaskPolicyItems": [
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_NONE"}},
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_4"}},
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "mask_hash"}},
+       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_2"}}]}
+  ],
+  "tagPolicies": {"serviceName": "tags", "policies": [
+    {"id": 100, "name": "tag mask", "policyType": 1, "policyLabels": ["owner:x"],
+     "resources": {"tag": {"values": ["PII"]}},
+     "dataMaskPolicyItems": [
+       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_HASH"}},
+       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hbase:MASK"}},
+       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_X"}}]}
+  ]}
+}`)
 	code, out, errOut := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file)
-	if code != 1 {
+	if code != 1 || !strings.Contains(errOut, "6 error(s), 5 warning(s)") {
 		t.Errorf("exit %d, want 1 (stderr %q)", code, errOut)
 	}
-	want := `policy 3 "no labels": has no owner label (policyLabels is empty)
-policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin
-policy 5 "expired": every validity schedule has ended: the policy never applies
-`
-	if out != want {
-		t.Errorf("findings:\n%s\nwant:\n%s", out, want)
+	want := []string{
+		`error: policy 2 "public everywhere": grants group public select,update on wildcard resource database=sales, table=*, column=*`,
+		`warning: policy 3 "no labels": has no owner label (policyLabels is empty)`,
+		`error: policy 4 "excludes": grants user {USER} (every user) select on wildcard resource database=not secret, table=t, column=c`,
+		`warning: policy 4 "excludes": excludes database=secret but has no description saying why`,
+		`warning: policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
+		`warning: policy 5 "expired": every validity schedule has ended: the policy never applies`,
+		`warning: policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
+		`error: policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
+		`error: policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
+		`error: policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
+		`error: policy 100 "tag mask": mask item 3: mask type "MASK_X" is not declared in the serviceDef's dataMaskDef`,
 	}
-	// Several files: each line names its file.
-	if code, out, _ := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file, file); code != 1 || strings.Count(out, file+": policy ") != 6 {
-		t.Errorf("two files: exit %d\n%s", code, out)
-	}
-	if code, _, errOut := runCLI("lint", "--at", "yesterday", file); code != 2 || !strings.Contains(errOut, "--at") {
-		t.Errorf("bad --at: exit %d %q", code, errOut)
+	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
 	}
 
 	// Clean policies: no output, exit 0.
@@ -42,13 +78,26 @@ policy 5 "expired": every validity schedule has ended: the policy never applies
     {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
      "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
      "policyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]}]}`)
-	if code, out, _ := runCLI("lint", clean); code != 0 || out != "" {
-		t.Errorf("clean: exit %d %q", code, out)
+	for _, args := range [][]string{{"lint", clean}, {"lint", "--strict", clean}} {
+		if code, out, errOut := runCLI(args...); code != 0 || out != "" || errOut != "" {
+			t.Errorf("%v: exit %d %q %q", args, code, out, errOut)
+		}
 	}
-	// The demo policies only lack owner labels.
-	code, out, _ = runCLI("lint", filepath.Join(repoRoot(t), "examples", "policies", "hive.json"))
-	if code != 1 || strings.Count(out, "has no owner label") != strings.Count(out, "\n") || strings.Count(out, "\n") != 9 {
-		t.Errorf("demo: exit %d\n%s", code, out)
+	// The demo policies only lack owner labels: nine warnings, which pass
+	// unless --strict.
+	demo := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	code, out, errOut = runCLI("lint", demo)
+	if code != 0 || strings.Count(out, "warning: policy ") != 9 || strings.Count(out, "has no owner label") != 9 ||
+		strings.Count(out, "\n") != 9 || !strings.Contains(errOut, "0 error(s), 9 warning(s)") {
+		t.Errorf("demo: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := runCLI("lint", "--strict", demo); code != 1 {
+		t.Errorf("demo --strict: exit %d, want 1", code)
+	}
+	// Several files: each line names its file.
+	code, out, _ = runCLI("lint", "--at", "2026-01-01T00:00:00Z", clean, demo)
+	if code != 0 || !strings.HasPrefix(out, demo+": warning: policy ") {
+		t.Errorf("two files: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runCLI("lint"); code != 2 || !strings.Contains(errOut, "usage: pgranger lint") {
 		t.Errorf("no file: exit %d %q", code, errOut)

@@ -4,7 +4,7 @@
 //	pgranger serve --config FILE
 //	pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] "SQL"
 //	pgranger test [-v] [--config FILE] FILE...
-//	pgranger lint POLICIES.json
+//	pgranger lint [--strict] POLICIES.json
 //	pgranger healthcheck [--url URL]
 //	pgranger version
 package main
@@ -78,7 +78,7 @@ Usage:
                                  show the decision per relation and the rewritten SQL, without running it
   pgranger test [-v] [--config FILE] FILE...
                                  run Ranger policy-engine test files (.json) and decision tables (.yaml)
-  pgranger lint POLICIES.json    report risky or broken policies (public on wildcards, no owner label, …)
+  pgranger lint [--strict] POLICIES.json    report risky or broken policies: errors (public on wildcards, undeclared mask types) exit 1; warnings (no owner label, …) only with --strict
   pgranger healthcheck [--url URL]
                                  exit 0 when the admin endpoint's /readyz answers 200 (container health checks)
   pgranger version               print the version

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,6 +190,10 @@ func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte,
 		cmd = exec.CommandContext(ctx, path, args...)
 	}
 	cmd.Dir = c.Dir
+	// A process group of its own: Ctrl-C in a terminal goes to the whole
+	// foreground group, and must not kill pg_ctl half-way (a postmaster
+	// started but not waited for) — the caller decides when to stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd.CombinedOutput()
 }
 
@@ -209,12 +214,87 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+// A test package whose tests need PostgreSQL shares one cluster, started by
+// the first test that asks (Shared) and stopped after the last (Main): one
+// initdb per package instead of one per test. Each test works in a database
+// of its own (Database) so they cannot see each other's objects.
+var shared struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// Shared returns the package's shared cluster, starting it on first use.
+// Like Start it skips the test when no server binaries exist. The package
+// must stop it from TestMain: func TestMain(m *testing.M) { testpg.Main(m) }.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	if _, err := BinDir(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared.c, shared.err = New(ctx)
+	})
+	if shared.err != nil {
+		t.Fatalf("starting PostgreSQL: %v", shared.err)
+	}
+	return shared.c
+}
+
+// Database creates database db on the package's shared cluster and
+// returns the cluster; the database is dropped when the test ends.
+func Database(t testing.TB, db string) *Cluster {
+	t.Helper()
+	c := Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.CreateDatabase(ctx, db); err != nil {
+		t.Fatalf("creating database %s: %v", db, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c.Exec(ctx, "postgres", "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)")
+	})
+	return c
+}
+
+// StopShared stops the shared cluster if one was started.
+func StopShared() {
+	if shared.c != nil {
+		shared.c.Stop()
+	}
+}
+
+// Main runs a package's tests and then stops its shared cluster.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
 // Stop shuts the server down and removes its directory. Safe to call twice.
+// Should pg_ctl fail, the postmaster named in postmaster.pid is sent
+// SIGQUIT (PostgreSQL's immediate shutdown) before the directory goes, so
+// no server is left running on a removed directory.
 func (c *Cluster) Stop() {
 	c.stopped.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		c.run(ctx, "pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop")
+		data := filepath.Join(c.Dir, "data")
+		pid := 0
+		if b, err := os.ReadFile(filepath.Join(data, "postmaster.pid")); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+		}
+		if _, err := c.run(ctx, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil && pid > 0 {
+			if syscall.Kill(pid, syscall.SIGQUIT) == nil {
+				for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}
 		os.RemoveAll(c.Dir)
 	})
 }
