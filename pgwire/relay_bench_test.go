@@ -49,7 +49,8 @@ func newRelayer(t testing.TB) *relayer {
 func (r *relayer) relay(stream []byte) {
 	r.src.Reset(stream)
 	r.br.Reset(r.src)
-	s := &session{srv: &Server{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}, id: &identity.Identity{}, client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30), backendDone: make(chan struct{})}
+	s := &session{srv: &Server{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}, id: &identity.Identity{}, client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30)}
+	s.life.init()
 	s.queue.push(&pending{kind: 'Q'})
 	// The loop ends when the stream does (io.EOF reads as a lost backend),
 	// after relaying the whole result.

@@ -1,0 +1,320 @@
+package pgwire
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pgranger/pgranger/audit"
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlrewrite"
+)
+
+// This file follows each allowed statement from the moment it is sent to
+// its completion, for the statement counters (stats.go) and the audit
+// records, which are written when a statement completes (one per statement
+// and governed relation) or, for a denial, at once. The one per-row cost is
+// an integer increment per DataRow of an Execute, for the row count of a
+// portal read in several Executes.
+
+// stmtRun follows one allowed SQL text from the moment it is sent to the
+// completion of each of its statements, for the audit record (rows,
+// duration) and the statement counters. The client loop creates it and
+// hangs it on the pending entry; from then on only the backend loop
+// touches it.
+type stmtRun struct {
+	res  *sqlrewrite.Result
+	eng  *policy.Engine // policies in force when it was checked (audit only)
+	last time.Time      // when it was checked, then when its previous statement completed
+	next int            // index in res.Statements of the next statement to complete
+	done bool
+	// rows counts the DataRows of a portal's Executes; once an Execute
+	// was suspended (row limit) the record carries this total, since each
+	// Execute's command tag counts only its own rows.
+	rows      int64
+	suspended bool
+}
+
+// sessionObs is the session's share of this file (client loop only).
+type sessionObs struct {
+	portals map[string]*stmtRun // bound portal → its run, until Execute takes it
+}
+
+// track starts the run of an allowed text sent now.
+func (s *session) track(res *sqlrewrite.Result) *stmtRun {
+	if res == nil || res.Err != nil {
+		return nil
+	}
+	r := &stmtRun{res: res, last: time.Now()}
+	if s.srv.opts.Audit != nil {
+		r.eng = s.srv.opts.Policies.PolicyState().Engine
+	}
+	return r
+}
+
+// bindRun remembers the run of a prepared statement bound to portal: one
+// audit record per execution, written when its Execute completes.
+func (s *session) bindRun(portal string, res *sqlrewrite.Result) {
+	r := s.track(res)
+	if r == nil {
+		return
+	}
+	if s.obs.portals == nil {
+		s.obs.portals = map[string]*stmtRun{}
+	}
+	s.obs.portals[portal] = r
+}
+
+// takeRun hands the bound run to the portal's first Execute (later
+// Executes of a suspended portal continue the same run: resumePortal).
+func (s *session) takeRun(portal string) *stmtRun {
+	r := s.obs.portals[portal]
+	if r != nil {
+		delete(s.obs.portals, portal)
+	}
+	return r
+}
+
+// runCompleted: a CommandComplete or EmptyQueryResponse for head.
+func (s *session) runCompleted(head *pending, typ byte, body []byte) {
+	if head == nil || head.run == nil || head.run.done {
+		return
+	}
+	var rows int64
+	switch {
+	case head.run.suspended:
+		rows = head.run.rows
+	case typ == 'C':
+		tag, _, _ := cstring(body)
+		rows = tagRows(tag)
+	}
+	s.finishStatement(head.run, rows, false)
+	if head.kind != 'Q' {
+		head.run.done = true
+	}
+}
+
+// runFailed: an ErrorResponse for head. In a simple Query the statements
+// after the failing one never run.
+func (s *session) runFailed(head *pending) {
+	if head.run == nil || head.run.done {
+		return
+	}
+	var rows int64 // no command tag: no count, except what a suspended portal returned
+	if head.run.suspended {
+		rows = head.run.rows
+	}
+	s.finishStatement(head.run, rows, true)
+	head.run.done = true
+}
+
+// portalReply: ParseComplete, BindComplete, CloseComplete,
+// PortalSuspended or NoData for head. A portal read in several
+// row-limited Executes (JDBC's fetch size, pgx's and libpq's row limits)
+// is one execution: its record is written once, with the rows of all its
+// Executes, when the portal completes (CommandComplete), is closed, is
+// replaced by a Bind of the same name, or its transaction ends.
+func (s *session) portalReply(typ byte, head *pending) {
+	if head == nil {
+		return
+	}
+	switch {
+	case typ == 's' && head.kind == 'E' && head.run != nil && !head.run.done:
+		head.run.suspended = true
+		if s.suspended == nil {
+			s.suspended = map[string]*stmtRun{}
+		}
+		s.suspended[head.portal] = head.run
+	case typ == '2' && head.kind == 'B':
+		s.endPortal(head.portal)
+	case typ == '3' && head.closesPortal:
+		s.endPortal(head.portal)
+	}
+}
+
+// resumePortal takes the run of a suspended portal for its next Execute.
+func (s *session) resumePortal(portal string) *stmtRun {
+	r := s.suspended[portal]
+	if r != nil {
+		delete(s.suspended, portal)
+	}
+	return r
+}
+
+// endPortal writes the record of a suspended portal that ends without
+// completing.
+func (s *session) endPortal(portal string) {
+	if r := s.resumePortal(portal); r != nil && !r.done {
+		s.finishStatement(r, r.rows, false)
+		r.done = true
+	}
+}
+
+// endPortals ends every suspended portal (the transaction ended).
+func (s *session) endPortals() {
+	for name := range s.suspended {
+		s.endPortal(name)
+	}
+}
+
+// finishStatement counts and audits the next statement of r; rows < 0:
+// unknown.
+func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
+	if r.next >= len(r.res.Statements) {
+		return
+	}
+	st := r.res.Statements[r.next]
+	r.next++
+	result := ResultOK
+	if failed {
+		result = ResultError
+	}
+	s.srv.obs.statement(st.Kind, result)
+	log := s.srv.opts.Audit
+	if log == nil {
+		return
+	}
+	now := time.Now()
+	dur := float64(now.Sub(r.last).Microseconds()) / 1000
+	start := r.last
+	r.last = now
+	base := s.auditBase(r.res, r.eng, start)
+	base.Action = st.Kind
+	if rows >= 0 {
+		base.RowsAffected = &rows
+	}
+	base.DurationMs = &dur
+	base.Failed = failed
+	if len(st.Resources) == 0 {
+		if r.eng == nil || r.eng.Audited(false) {
+			rec := base
+			log.Log(&rec)
+		}
+		return
+	}
+	for _, u := range st.Resources {
+		if r.eng != nil && !r.eng.Audited(false, u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs) {
+			continue
+		}
+		rec := base
+		rec.Access = u.Access
+		rec.Resource = u.Database + "/" + u.Table
+		rec.ResType = "@table"
+		if len(u.Columns) > 0 {
+			rec.Resource += "/" + strings.Join(u.Columns, ",")
+			rec.ResType = "@column"
+		}
+		if len(u.PolicyIDs) > 0 {
+			rec.Policy = u.PolicyIDs[0]
+		}
+		rec.MaskPolicies = u.MaskPolicyIDs
+		rec.FilterPolicies = u.FilterPolicyIDs
+		log.Log(&rec)
+	}
+}
+
+// tagRows is the row count of a command tag ("SELECT 3", "INSERT 0 1",
+// "UPDATE 2", "COPY 5"); 0 for tags without one ("BEGIN", "SET").
+func tagRows(tag string) int64 {
+	i := strings.LastIndexByte(tag, ' ')
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.ParseInt(tag[i+1:], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func (s *session) auditBase(res *sqlrewrite.Result, eng *policy.Engine, at time.Time) audit.Record {
+	r := audit.Record{
+		EvtTime:     at.UTC(),
+		ReqUser:     s.id.User,
+		Repo:        s.srv.cfg.Policy.ServiceName,
+		CliIP:       hostOf(s.client.RemoteAddr()),
+		Database:    s.rsess.Database,
+		Fingerprint: res.Fingerprint,
+		Result:      1,
+		Roles:       s.id.Roles,
+		AuthMethod:  s.id.Method,
+		TokenSub:    s.id.Subject,
+		TokenID:     s.id.TokenID,
+	}
+	if eng != nil {
+		v := eng.PolicyVersion()
+		r.PolicyVersion = &v
+	}
+	return r
+}
+
+// audit records a denial at once (nothing of the text runs) and counts
+// it. Allowed texts are recorded, one record per statement and governed
+// relation, when they complete (track, bindRun).
+func (s *session) audit(res *sqlrewrite.Result) {
+	if res.Err == nil {
+		return
+	}
+	kind := ""
+	var denied *sqlrewrite.StatementInfo
+	if n := len(res.Statements); n > 0 {
+		// The denied statement is the last one analysed.
+		denied = &res.Statements[n-1]
+		kind = denied.Kind
+	}
+	s.srv.obs.statement(kind, ResultDenied)
+	log := s.srv.opts.Audit
+	if log == nil {
+		return
+	}
+	eng := s.srv.opts.Policies.PolicyState().Engine
+	var ids [][]int64
+	r := s.auditBase(res, eng, time.Now())
+	r.Result = 0
+	r.Action = "DENIED"
+	if denied != nil {
+		r.Action = denied.Kind
+		if len(denied.Resources) > 0 {
+			u := denied.Resources[len(denied.Resources)-1]
+			r.Resource, r.Access, r.ResType = u.Database+"/"+u.Table, u.Access, "@table"
+		}
+	}
+	if d := res.Err.Denied; d != nil {
+		// The denial names the resource, the access and the deciding policy.
+		r.Resource, r.ResType = deniedResource(d)
+		r.Access, r.Policy = d.Access, d.PolicyID
+		ids = append(ids, []int64{r.Policy})
+	}
+	if eng != nil && !eng.Audited(true, ids...) {
+		return
+	}
+	r.Reason = auditReason(res.Err)
+	log.Log(&r)
+}
+
+// deniedResource is the audit record's resource and resource type of a
+// denial, in Ranger's notation: database/table[/column] or database/udf.
+func deniedResource(d *sqlrewrite.Denial) (resource, resType string) {
+	switch {
+	case d.UDF != "":
+		return d.Database + "/" + d.UDF, "@udf"
+	case d.Column != "":
+		return d.Database + "/" + d.Table + "/" + d.Column, "@column"
+	}
+	return d.Database + "/" + d.Table, "@table"
+}
+
+// auditReason is the denial's message, except where it may quote the
+// statement text (and so a literal): the parser's errors and limits, and
+// messages about SQL that does not parse. Those are named by SQLSTATE.
+func auditReason(e *sqlrewrite.Error) string {
+	switch {
+	case e.Code == sqlrewrite.CodeSyntaxError:
+		return "syntax error (SQLSTATE 42601)"
+	case e.Code == sqlrewrite.CodeStatementTooComplex || e.Code == sqlrewrite.CodeProgramLimitExceeded:
+		return "statement too large or too complex (SQLSTATE " + e.Code + ")"
+	case strings.Contains(e.Message, "parse"):
+		return "the statement could not be analysed (SQLSTATE " + e.Code + ")"
+	}
+	return e.Message
+}
