@@ -36,6 +36,7 @@ package pgwire
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -64,7 +65,7 @@ type session struct {
 	br *msgReader // backend loop
 
 	id    *identity.Identity
-	cat   *catalog.Catalog
+	cat   catalogSource
 	rsess *sqlrewrite.Session // client loop; SearchPath refreshed from paths before each rewrite
 	env   sqlrewrite.Env      // client loop; rewriteEnv refills it for each rewrite
 	paths searchPathState
@@ -88,7 +89,14 @@ type session struct {
 	life lifecycle // lifecycle.go
 }
 
-func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *backendConn, id *identity.Identity, database string, cat *catalog.Catalog) *session {
+// catalogSource is what a session reads of its database's catalog: a
+// *catalog.Catalog, or a fixed snapshot in the relay's unit tests.
+type catalogSource interface {
+	Current() *catalog.Snapshot
+	Refresh(ctx context.Context, minInterval time.Duration) (*catalog.Snapshot, error)
+}
+
+func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *backendConn, id *identity.Identity, database string, cat catalogSource) *session {
 	sess := &session{
 		srv:     s,
 		client:  c,
