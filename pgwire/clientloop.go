@@ -39,8 +39,17 @@ var (
 // clientLoop reads client messages until Terminate or an error.
 func (s *session) clientLoop() error {
 	bw := s.bc.w
+	// working: life.begin ran for the batch of messages being handled
+	// (those the client sent at once). The lifecycle's lock is taken once
+	// per batch, at its start and (settle) its end; between, each message
+	// checks the phase lock-free, and takes the lock only when it changed.
+	working := false
 	for {
 		if !s.cr.buffered() {
+			if working {
+				working = false
+				s.settle(0, true)
+			}
 			if s.life.current() == phaseEnding {
 				// The client was told the session is over: what it sent
 				// since must not run.
@@ -57,12 +66,16 @@ func (s *session) clientLoop() error {
 			}
 			return err
 		}
-		v := s.life.begin()
-		switch v {
-		case refuseEnded:
-			return errEnded
-		case refuseGone:
-			return net.ErrClosed
+		v := handle
+		if !working || !s.life.steady() {
+			v = s.life.begin()
+			switch v {
+			case refuseEnded:
+				return errEnded
+			case refuseGone:
+				return net.ErrClosed
+			}
+			working = true
 		}
 		if s.pastDeadline() {
 			s.expire()
@@ -137,7 +150,6 @@ func (s *session) clientLoop() error {
 			}
 			return s.backendWriteFailed(err) // every other failure is a write to the backend
 		}
-		s.settle(0, true)
 	}
 }
 

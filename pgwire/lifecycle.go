@@ -61,7 +61,7 @@ const (
 type lifecycle struct {
 	mu          sync.Mutex
 	phase       phase
-	fast        atomic.Uint32 // phase, for reads without mu
+	fast        atomic.Uint32 // phase and backendGone (fastBackendGone), for reads without mu
 	rev         *revocation   // why, from phaseRevoking on
 	backendGone bool          // the backend loop ended (backendDone is closed)
 
@@ -80,13 +80,29 @@ func (l *lifecycle) init() {
 	l.backendDone = make(chan struct{})
 }
 
+// fastBackendGone is backendGone's bit in fast, beside the phase.
+const fastBackendGone = 1 << 8
+
 func (l *lifecycle) set(p phase) {
 	l.phase = p
-	l.fast.Store(uint32(p))
+	l.store()
+}
+
+func (l *lifecycle) store() {
+	v := uint32(l.phase)
+	if l.backendGone {
+		v |= fastBackendGone
+	}
+	l.fast.Store(v)
 }
 
 // current is the phase without the lock: a hint that may be a moment old.
-func (l *lifecycle) current() phase { return phase(l.fast.Load()) }
+func (l *lifecycle) current() phase { return phase(l.fast.Load() &^ fastBackendGone) }
+
+// steady reports, without the lock, that the session is live with its
+// backend loop running: the client loop, inside a batch it began, may
+// handle the next message without begin. Any transition makes it false.
+func (l *lifecycle) steady() bool { return l.fast.Load() == uint32(phaseLive) }
 
 // over reports whether no further client message is handled.
 func (p phase) over() bool { return p >= phaseEnding }
@@ -172,6 +188,7 @@ func (l *lifecycle) drop() {
 func (l *lifecycle) backendEnded() {
 	l.mu.Lock()
 	l.backendGone = true
+	l.store()
 	l.mu.Unlock()
 	close(l.backendDone)
 }

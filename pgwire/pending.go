@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
@@ -38,41 +39,60 @@ type pending struct {
 }
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
-// writes a message, the backend loop pops as answers arrive.
+// writes a message, the backend loop pops as answers arrive. Only one
+// goroutine pushes at a time (the client loop; after it, finish) and only
+// the backend loop pops, so the consumer works on a batch of its own (out)
+// and takes the lock only to swap in what was pushed since (in): one lock
+// per push and per refill, not per message relayed. n counts the entries
+// not yet popped, for the other goroutines' questions (empty, settled).
 type pendingQueue struct {
-	mu    sync.Mutex
-	items []*pending
+	mu sync.Mutex
+	in []*pending // pushed, not yet taken by the consumer; guarded by mu
+
+	out  []*pending // the consumer's batch: out[head:] are next
+	head int
+
+	n atomic.Int64
 	// unsynced: the last message pushed is not a Sync or Query, so the
 	// backend owes a ReadyForQuery only after more from the client (a
 	// Parse/Bind/Execute before its Sync, with a Flush in between).
-	unsynced bool
+	unsynced atomic.Bool
 }
 
 func (q *pendingQueue) push(p *pending) {
+	q.n.Add(1) // before the entry can be popped: n never reads 0 while it is queued
 	q.mu.Lock()
-	q.items = append(q.items, p)
-	q.unsynced = p.kind != 'S' && p.kind != 'Q'
+	q.in = append(q.in, p)
 	q.mu.Unlock()
+	q.unsynced.Store(p.kind != 'S' && p.kind != 'Q')
 }
 
+// front is the next entry to be answered (backend loop only).
 func (q *pendingQueue) front() *pending {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 {
-		return nil
+	if q.head == len(q.out) {
+		if q.n.Load() == 0 {
+			return nil
+		}
+		q.mu.Lock()
+		q.in, q.out = q.out[:0], q.in
+		q.mu.Unlock()
+		q.head = 0
+		if len(q.out) == 0 {
+			return nil
+		}
 	}
-	return q.items[0]
+	return q.out[q.head]
 }
 
+// pop takes the next entry (backend loop only).
 func (q *pendingQueue) pop() *pending {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 {
+	p := q.front()
+	if p == nil {
 		return nil
 	}
-	p := q.items[0]
-	q.items[0] = nil
-	q.items = q.items[1:]
+	q.out[q.head] = nil
+	q.head++
+	q.n.Add(-1)
 	return p
 }
 
@@ -80,26 +100,17 @@ func (q *pendingQueue) pop() *pending {
 // extended protocol: everything before the next Sync. It returns the
 // dropped entries, whose effects (views, search_path) did not happen.
 func (q *pendingQueue) skipToSync() (dropped []*pending) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.items) > 0 && q.items[0].kind != 'S' && q.items[0].kind != 'Q' {
-		dropped = append(dropped, q.items[0])
-		q.items[0] = nil
-		q.items = q.items[1:]
+	for p := q.front(); p != nil && p.kind != 'S' && p.kind != 'Q'; p = q.front() {
+		dropped = append(dropped, q.pop())
 	}
 	return dropped
 }
 
-func (q *pendingQueue) empty() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items) == 0
-}
+// empty reports whether every entry pushed was popped (any goroutine).
+func (q *pendingQueue) empty() bool { return q.n.Load() == 0 }
 
 // settled reports whether everything sent has been answered, up to a
 // ReadyForQuery: nothing in flight and no pipeline waiting for its Sync.
 func (q *pendingQueue) settled() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items) == 0 && !q.unsynced
+	return q.n.Load() == 0 && !q.unsynced.Load()
 }

@@ -37,7 +37,7 @@ func waitSettled(t *testing.T, h *relayHarness) {
 			return
 		}
 	}
-	t.Errorf("the pending queue still holds %d entries", len(h.sess.queue.items))
+	t.Errorf("the pending queue still holds %d entries", h.sess.queue.n.Load())
 }
 
 func TestRelayPipelinedExtendedQueries(t *testing.T) {

@@ -30,9 +30,11 @@ package pgwire
 //     (cancelBackend), and backendLost's go bc.cancel: these use only the
 //     backend connection's cancel key.
 //
-// Locks, in the order they may be taken: life.mu, then queue.mu (settle
-// asks whether the queue is settled under life.mu). cwMu is taken with no
-// other lock held; the pool's and views' locks are leaves.
+// Locks: none is held while another is taken, so there is no order to
+// keep. life.mu guards the lifecycle; queue.mu only a push and the backend
+// loop taking what was pushed (settle reads the queue's atomics under
+// life.mu); cwMu the client writer; the pool's and views' locks are
+// their own.
 
 import (
 	"bufio"

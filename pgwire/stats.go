@@ -94,7 +94,7 @@ type Stats struct {
 type serverObs struct {
 	connTotal   atomic.Int64
 	rejected    sync.Map // reason → *atomic.Int64
-	statements  sync.Map // StatementKey → *atomic.Int64
+	statements  sync.Map // statement kind → *kindCounters
 	rewrite     histogram
 	poolWait    histogram
 	poolWaiting atomic.Int64
@@ -145,10 +145,36 @@ func (o *serverObs) startupFailed(err error) {
 }
 
 func (o *serverObs) statement(kind, result string) {
+	o.kindCounters(kind).add(result)
+}
+
+// kindCounters are one statement kind's counters, one per result. A
+// session keeps the pointer of the kind it counted last (sessionObs), so
+// the map is consulted when the kind changes, not per statement.
+type kindCounters [3]atomic.Int64
+
+var results = [3]string{ResultOK, ResultError, ResultDenied}
+
+func (c *kindCounters) add(result string) {
+	switch result {
+	case ResultOK:
+		c[0].Add(1)
+	case ResultError:
+		c[1].Add(1)
+	default:
+		c[2].Add(1)
+	}
+}
+
+func (o *serverObs) kindCounters(kind string) *kindCounters {
 	if kind == "" {
 		kind = "UNKNOWN"
 	}
-	addTo(&o.statements, StatementKey{Kind: kind, Result: result})
+	if v, ok := o.statements.Load(kind); ok {
+		return v.(*kindCounters)
+	}
+	v, _ := o.statements.LoadOrStore(kind, new(kindCounters))
+	return v.(*kindCounters)
 }
 
 // observeRewrite is deferred by session.rewrite: defer s.srv.obs.observeRewrite(time.Now()).
@@ -236,7 +262,11 @@ func (s *Server) Stats() Stats {
 		return true
 	})
 	o.statements.Range(func(k, v any) bool {
-		st.Statements[k.(StatementKey)] = v.(*atomic.Int64).Load()
+		for i, result := range results {
+			if n := v.(*kindCounters)[i].Load(); n > 0 {
+				st.Statements[StatementKey{Kind: k.(string), Result: result}] = n
+			}
+		}
 		return true
 	})
 	o.connMu.Lock()

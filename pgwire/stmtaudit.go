@@ -35,28 +35,44 @@ type stmtRun struct {
 	suspended bool
 }
 
-// sessionObs is the session's share of this file (client loop only).
+// sessionObs is the session's share of this file: the portals' runs are
+// the client loop's, the counters' cache the backend loop's.
 type sessionObs struct {
 	portals map[string]*stmtRun // bound portal → its run, until Execute takes it
+	unnamed *stmtRun            // the unnamed portal's, likewise
+	// kind and counters: the statement counters of the kind counted
+	// last (backend loop), so a session repeating one kind of statement
+	// looks nothing up per statement.
+	kind     string
+	counters *kindCounters
 }
 
-// track starts the run of an allowed text sent now.
+// track starts the run of an allowed text sent now. The caller filled
+// s.env (rewriteEnv) for this message: its policy state is the one the
+// text was checked under. The clock is read only for the audit record.
 func (s *session) track(res *sqlrewrite.Result) *stmtRun {
 	if res == nil || res.Err != nil {
 		return nil
 	}
-	r := &stmtRun{res: res, last: time.Now()}
+	r := &stmtRun{res: res}
 	if s.srv.opts.Audit != nil {
-		r.eng = s.srv.opts.Policies.PolicyState().Engine
+		r.last = time.Now()
+		r.eng = s.env.Policy.Engine
 	}
 	return r
 }
 
 // bindRun remembers the run of a prepared statement bound to portal: one
-// audit record per execution, written when its Execute completes.
+// audit record per execution, written when its Execute completes. The
+// unnamed portal, which most drivers use for every statement, has a field
+// of its own: no map write and delete per statement.
 func (s *session) bindRun(portal string, res *sqlrewrite.Result) {
 	r := s.track(res)
 	if r == nil {
+		return
+	}
+	if portal == "" {
+		s.obs.unnamed = r
 		return
 	}
 	if s.obs.portals == nil {
@@ -68,6 +84,11 @@ func (s *session) bindRun(portal string, res *sqlrewrite.Result) {
 // takeRun hands the bound run to the portal's first Execute (later
 // Executes of a suspended portal continue the same run: resumePortal).
 func (s *session) takeRun(portal string) *stmtRun {
+	if portal == "" {
+		r := s.obs.unnamed
+		s.obs.unnamed = nil
+		return r
+	}
 	r := s.obs.portals[portal]
 	if r != nil {
 		delete(s.obs.portals, portal)
@@ -169,7 +190,10 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 	if failed {
 		result = ResultError
 	}
-	s.srv.obs.statement(st.Kind, result)
+	if st.Kind != s.obs.kind || s.obs.counters == nil {
+		s.obs.kind, s.obs.counters = st.Kind, s.srv.obs.kindCounters(st.Kind)
+	}
+	s.obs.counters.add(result)
 	log := s.srv.opts.Audit
 	if log == nil {
 		return
