@@ -93,64 +93,74 @@ func (s *session) clientLoop() error {
 			}
 			return errRevoked
 		}
-		switch typ {
-		case 'Q':
-			err = s.query(body)
-		case 'P':
-			err = s.parse(body)
-		case 'B':
-			err = s.bind(body)
-		case 'D':
-			if len(body) > 0 && body[0] == 'S' {
-				name, _, _ := cstring(body[1:])
-				if err = s.ensureCurrent(name); err != nil {
-					break
-				}
-			}
-			s.queue.push(&pending{kind: 'D'})
-			err = writeFrame(bw, typ, body)
-		case 'E':
-			portal, _, _ := cstring(body)
-			p := &pending{kind: 'E', run: s.takeRun(portal), portal: portal}
-			if st := s.portals[portal]; st != nil {
-				p.governed = governed(st.result)
-				s.noteEffects(p, st.result)
-			}
-			s.queue.push(p)
-			err = writeFrame(bw, typ, body)
-		case 'C':
-			p := &pending{kind: 'C'}
-			if len(body) > 1 {
-				name, _, _ := cstring(body[1:])
-				if body[0] == 'S' {
-					delete(s.stmts, name)
-				} else {
-					delete(s.portals, name)
-					p.portal, p.closesPortal = name, true
-				}
-			}
-			s.queue.push(p)
-			err = writeFrame(bw, typ, body)
-		case 'S':
-			s.queue.push(&pending{kind: 'S'})
-			err = writeFrame(bw, typ, body)
-		case 'F':
-			err = s.functionCall()
-		case 'H', 'd', 'c', 'f':
-			err = writeFrame(bw, typ, body)
-		case 'X':
-			return errTerminate
-		default:
-			return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
-		}
-		if err != nil {
+		if err := s.forwardClient(typ, body); err != nil {
 			var fe *fatalError
-			if errors.As(err, &fe) {
-				return err // the client's message was malformed
+			if errors.As(err, &fe) || err == errTerminate {
+				return err // Terminate, or the client's message was malformed
 			}
 			return s.backendWriteFailed(err) // every other failure is a write to the backend
 		}
 	}
+}
+
+// forwardClient handles one client message the session may run: checked,
+// rewritten or refused, noted in the pending queue, and buffered for the
+// backend. It reads nothing and does not flush, so a loop of any kind
+// can drive it. errTerminate: the client said goodbye; a *fatalError: its
+// message was malformed; any other error is a failed write to the backend.
+func (s *session) forwardClient(typ byte, body []byte) (err error) {
+	bw := s.bc.w
+	switch typ {
+	case 'Q':
+		err = s.query(body)
+	case 'P':
+		err = s.parse(body)
+	case 'B':
+		err = s.bind(body)
+	case 'D':
+		if len(body) > 0 && body[0] == 'S' {
+			name, _, _ := cstring(body[1:])
+			if err = s.ensureCurrent(name); err != nil {
+				break
+			}
+		}
+		s.queue.push(&pending{kind: 'D'})
+		err = writeFrame(bw, typ, body)
+	case 'E':
+		portal, _, _ := cstring(body)
+		p := &pending{kind: 'E', run: s.takeRun(portal), portal: portal}
+		if st := s.portals[portal]; st != nil {
+			p.governed = governed(st.result)
+			s.noteEffects(p, st.result)
+		}
+		s.queue.push(p)
+		err = writeFrame(bw, typ, body)
+	case 'C':
+		p := &pending{kind: 'C'}
+		if len(body) > 1 {
+			name, _, _ := cstring(body[1:])
+			if body[0] == 'S' {
+				delete(s.stmts, name)
+			} else {
+				delete(s.portals, name)
+				p.portal, p.closesPortal = name, true
+			}
+		}
+		s.queue.push(p)
+		err = writeFrame(bw, typ, body)
+	case 'S':
+		s.queue.push(&pending{kind: 'S'})
+		err = writeFrame(bw, typ, body)
+	case 'F':
+		err = s.functionCall()
+	case 'H', 'd', 'c', 'f':
+		err = writeFrame(bw, typ, body)
+	case 'X':
+		return errTerminate
+	default:
+		return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
+	}
+	return err
 }
 
 // backendWriteFailed: a write to the backend connection failed, so the
