@@ -46,6 +46,7 @@ func main() {
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
+	flag.BoolVar(&eventLoopTarget, "event-loop", false, "also run select-only through a pgranger with listen.event-loop on (pgranger-eventloop), interleaved with the others")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
@@ -88,7 +89,7 @@ var (
 	onlyWorkloads, cpuProfile, baseline string
 	soakFor                             time.Duration
 	idleClients                         int
-	unixTargets                         bool
+	unixTargets, eventLoopTarget        bool
 )
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
@@ -165,6 +166,18 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		defer stop()
 		rangers = append(rangers, target{"pgranger-baseline", port, "bench", "bench", "", "", pid})
 	}
+	var extra []target
+	if eventLoopTarget {
+		edir := filepath.Join(dir, "eventloop")
+		os.Mkdir(edir, 0o755)
+		port, pid, stop, err := launchPgranger(bin, edir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, "",
+			"PGRANGER_LISTEN__EVENT_LOOP=true")
+		if err != nil {
+			return fmt.Errorf("-event-loop: %w", err)
+		}
+		defer stop()
+		extra = append(extra, target{"pgranger-eventloop", port, "bench", "bench", "", "", pid})
+	}
 	var unix []target
 	if unixTargets {
 		// The same three over the socket in the cluster's directory:
@@ -197,7 +210,7 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		targets []target
 	}
 	workloads := []workload{
-		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append([]target{direct, bouncer}, rangers...), unix...)},
+		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), unix...)},
 		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append([]target{direct, directRewritten}, rangers...)},
 		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append([]target{direct, directRewritten}, rangers...)},
 	}
@@ -334,7 +347,7 @@ func startPgranger(bin, dir string, c *testpg.Cluster, profile string) (string, 
 // launchPgranger starts the pgranger binary in dir with the policy bundle,
 // the backend DSN and the [[identity.users]] TOML given, and returns its
 // port, its process id and a function that stops it.
-func launchPgranger(bin, dir string, policies []byte, dsn, users, profile string) (string, int, func(), error) {
+func launchPgranger(bin, dir string, policies []byte, dsn, users, profile string, env ...string) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
 		return "", 0, nil, err
@@ -364,6 +377,7 @@ level = "warn"
 		args = append(args, "--cpuprofile", abs)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, for groupCPU
 	if err := cmd.Start(); err != nil {

@@ -99,6 +99,13 @@ func newRelayHarness(t testing.TB, configure ...func(*config.Config)) *relayHarn
 	})
 	proxyClient, testClient := net.Pipe()
 	proxyBackend, fakeEnd := net.Pipe()
+	if relayOnEventLoop {
+		// Real sockets, which the event loop can wait on.
+		cfg.Listen.EventLoop = true
+		proxyClient, testClient = socketPair(t)
+		proxyBackend, fakeEnd = socketPair(t)
+		proxyClient, proxyBackend = withRawIO(proxyClient), withRawIO(proxyBackend)
+	}
 
 	sock := filepath.Join(t.TempDir(), "cancel.sock")
 	back := newFakeBackend(t, fakeEnd, sock, 4242, 0xdeadbeef)
@@ -133,6 +140,29 @@ func newRelayHarness(t testing.TB, configure ...func(*config.Config)) *relayHarn
 		back.close()
 	})
 	return h
+}
+
+// relayOnEventLoop: newRelayHarness builds sessions on socket pairs with
+// listen.event-loop on (TestRelayOnEventLoop).
+var relayOnEventLoop bool
+
+// socketPair is a connected pair of Unix-domain sockets.
+func socketPair(t testing.TB) (net.Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "pair.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, a
 }
 
 func (h *relayHarness) send(msgs ...pgproto3.FrontendMessage) {

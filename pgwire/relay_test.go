@@ -222,3 +222,29 @@ func TestRelayIdleTimeout(t *testing.T) {
 	}
 	<-h.done
 }
+
+// Every relay test again with listen.event-loop on, over socket pairs:
+// the sessions' steady state runs on the event loop.
+func TestRelayOnEventLoop(t *testing.T) {
+	relayOnEventLoop = true
+	defer func() { relayOnEventLoop = false }()
+	before := loopRegistered.Load()
+	for name, f := range map[string]func(*testing.T){
+		"PipelinedExtendedQueries":               TestRelayPipelinedExtendedQueries,
+		"PipelinedSimpleQueries":                 TestRelayPipelinedSimpleQueries,
+		"ErrorInTheMiddleOfAPipeline":            TestRelayErrorInTheMiddleOfAPipeline,
+		"DenialInTheMiddleOfAPipeline":           TestRelayDenialInTheMiddleOfAPipeline,
+		"CopyFromClient":                         TestRelayCopyFromClient,
+		"CopyToClient":                           TestRelayCopyToClient,
+		"Cancel":                                 TestRelayCancel,
+		"BackendLost":                            TestRelayBackendLost,
+		"ClientLeavesWithAnOpenTransaction":      TestRelayClientLeavesWithAnOpenTransaction,
+		"RevocationWaitsForTheStatementBoundary": TestRelayRevocationWaitsForTheStatementBoundary,
+		"IdleTimeout":                            TestRelayIdleTimeout,
+	} {
+		t.Run(name, f)
+	}
+	if n := loopRegistered.Load() - before; n < 11 {
+		t.Errorf("%d sessions ran on the event loop, want every one (11)", n)
+	}
+}

@@ -155,7 +155,6 @@ func (s *session) clientParam(name, value string) string {
 
 func (s *session) run() {
 	defer s.srv.sessions.Delete(s.cancelKey)
-	go s.backendLoop()
 	s.life.start()
 	if fe, logMsg := s.srv.staleIdentity(s.id); fe != nil {
 		// A reload changed the user while this login was under way and
@@ -164,7 +163,20 @@ func (s *session) run() {
 	}
 	stopTimer := s.watchDeadline()
 	s.settle('I', false) // startup's ReadyForQuery went out before the loops began
-	err := s.clientLoop()
+	var err error
+	onLoop := false
+	if s.srv.cfg.Listen.EventLoop {
+		// The steady state on an event loop; what follows it, in the
+		// goroutines, from where the loop stopped.
+		err, onLoop = s.relayOnLoop()
+	}
+	go s.backendLoop()
+	switch {
+	case !onLoop || err == nil:
+		err = s.clientLoop()
+	case !errors.Is(err, errTerminate) && !errors.As(err, new(*fatalError)):
+		err = s.backendWriteFailed(err)
+	}
 	stopTimer()
 	ownEnd := s.life.clientGone() // false: pgranger ended it, its FATAL error said why
 	if ownEnd && err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) {
