@@ -13,6 +13,7 @@ package pgwire
 //	backendloop.go  the backend side: backend messages relayed to the client,
 //	                swallowed, replaced or sanitized
 //	stmtaudit.go    statement counters and audit records, per completion
+//	eventloop_linux.go  listen.event-loop: the steady state on epoll loops
 //
 // Goroutines that touch a session:
 //
@@ -22,6 +23,10 @@ package pgwire
 //   - the backend loop (go backendLoop from run), which reads the backend
 //     and writes the client (cw, under cwMu), and alone touches
 //     suspended, viewError, released, backendFatal;
+//   - with listen.event-loop, an event loop's goroutine in place of both
+//     loops while the session is in its steady state (until it leaves the
+//     loop, the connection goroutine waits and the backend loop has not
+//     started);
 //   - timers: the token deadline (expire), the idle timer (settle), a
 //     revocation's grace (end);
 //   - Server.Shutdown (drain; end at its deadline), Server.EndStaleSessions
@@ -30,11 +35,12 @@ package pgwire
 //     (cancelBackend), and backendLost's go bc.cancel: these use only the
 //     backend connection's cancel key.
 //
-// Locks: none is held while another is taken, so there is no order to
-// keep. life.mu guards the lifecycle; queue.mu only a push and the backend
-// loop taking what was pushed (settle reads the queue's atomics under
-// life.mu); cwMu the client writer; the pool's and views' locks are
-// their own.
+// Locks: life.mu guards the lifecycle; queue.mu only a push and the
+// backend loop taking what was pushed (settle reads the queue's atomics
+// under life.mu); cwMu the client writer. The one nesting: the transition
+// to ending wakes an event loop under life.mu, taking the loop's mu,
+// which is held for nothing else of the session's. No other lock is held
+// while another is taken; the pool's and views' locks are their own.
 
 import (
 	"bufio"
