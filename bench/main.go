@@ -15,10 +15,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +46,8 @@ func main() {
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
+	flag.BoolVar(&eventLoopTarget, "event-loop", false, "also run select-only through a pgranger with listen.event-loop on (pgranger-eventloop), interleaved with the others")
+	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
 	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
@@ -66,6 +70,7 @@ func main() {
 
 type target struct {
 	name, port, user, password string
+	host                       string // pgbench's -h: "" is 127.0.0.1, a directory is a Unix-domain socket
 	script                     string // replaces the workload's -f script, when set
 	pgid                       int    // the proxy's process group, whose CPU time is measured (0: none)
 }
@@ -85,6 +90,7 @@ var (
 	onlyWorkloads, cpuProfile, baseline string
 	soakFor                             time.Duration
 	idleClients                         int
+	unixTargets, eventLoopTarget        bool
 )
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
@@ -146,10 +152,10 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		return err
 	}
 
-	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword, "", 0}
-	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword, "", bouncerPgid}
-	ranger := target{"pgranger", rangerPort, "bench", "bench", "", rangerPID}
-	directRewritten := target{"direct-rewritten", pgPort, "postgres", testpg.SuperPassword, rewrittenScript, 0}
+	direct := target{"direct", pgPort, "postgres", testpg.SuperPassword, "", "", 0}
+	bouncer := target{"pgbouncer", bouncerPort, "postgres", testpg.SuperPassword, "", "", bouncerPgid}
+	ranger := target{"pgranger", rangerPort, "bench", "bench", "", "", rangerPID}
+	directRewritten := target{"direct-rewritten", pgPort, "postgres", testpg.SuperPassword, "", rewrittenScript, 0}
 	rangers := []target{ranger}
 	if baseline != "" {
 		bdir := filepath.Join(dir, "baseline")
@@ -159,7 +165,44 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 			return fmt.Errorf("-baseline: %w", err)
 		}
 		defer stop()
-		rangers = append(rangers, target{"pgranger-baseline", port, "bench", "bench", "", pid})
+		rangers = append(rangers, target{"pgranger-baseline", port, "bench", "bench", "", "", pid})
+	}
+	var extra []target
+	if eventLoopTarget {
+		edir := filepath.Join(dir, "eventloop")
+		os.Mkdir(edir, 0o755)
+		port, pid, stop, err := launchPgranger(bin, edir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, "",
+			"PGRANGER_LISTEN__EVENT_LOOP=true")
+		if err != nil {
+			return fmt.Errorf("-event-loop: %w", err)
+		}
+		defer stop()
+		extra = append(extra, target{"pgranger-eventloop", port, "bench", "bench", "", "", pid})
+	}
+	var unix []target
+	if unixTargets {
+		// The same three over the socket in the cluster's directory:
+		// what the backend transport costs each, in the same run.
+		udir := filepath.Join(dir, "unix")
+		os.Mkdir(udir, 0o755)
+		socketDSN := fmt.Sprintf("postgres://pgranger_svc:pgranger_svc@/bench?host=%s&port=%d&sslmode=disable", url.QueryEscape(c.Dir), c.Port)
+		rport, rpid, stopR, err := launchPgranger(bin, udir, []byte(benchPolicies), socketDSN, benchUsers, "")
+		if err != nil {
+			return fmt.Errorf("-unix: %w", err)
+		}
+		defer stopR()
+		bdir := filepath.Join(dir, "unix-bouncer")
+		os.Mkdir(bdir, 0o755)
+		bport, bpgid, stopB, err := startPgbouncerOn(bdir, c.Dir, pgPort)
+		if err != nil {
+			return fmt.Errorf("-unix: %w", err)
+		}
+		defer stopB()
+		unix = []target{
+			{"direct-unix", pgPort, "postgres", testpg.SuperPassword, c.Dir, "", 0},
+			{"pgbouncer-unix", bport, "postgres", testpg.SuperPassword, "", "", bpgid},
+			{"pgranger-unix", rport, "bench", "bench", "", "", rpid},
+		}
 	}
 
 	type workload struct {
@@ -168,7 +211,7 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		targets []target
 	}
 	workloads := []workload{
-		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append([]target{direct, bouncer}, rangers...)},
+		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), unix...)},
 		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append([]target{direct, directRewritten}, rangers...)},
 		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append([]target{direct, directRewritten}, rangers...)},
 	}
@@ -203,11 +246,16 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 					runs[t.name] = append(runs[t.name], res)
 				}
 			}
-			base := median(runs["direct"])
 			for _, t := range w.targets {
+				// A -unix target compares with direct-unix and pgbouncer-unix.
+				suffix := ""
+				if strings.HasSuffix(t.name, "-unix") {
+					suffix = "-unix"
+				}
+				base := median(runs["direct"+suffix])
 				m := median(runs[t.name])
 				vsBouncer := "–"
-				if b, ok := runs["pgbouncer"]; ok && t.name != "pgbouncer" && t.name != "direct" {
+				if b, ok := runs["pgbouncer"+suffix]; ok && t.name != "pgbouncer"+suffix && t.name != "direct"+suffix {
 					vsBouncer = fmt.Sprintf("%.2f", m.tps/median(b).tps)
 				}
 				cpu := "–"
@@ -291,15 +339,16 @@ const benchPolicies = `{"serviceName": "bench", "policyVersion": 1, "policies": 
   "rowFilterPolicyItems": [{"accesses": [{"type": "select"}], "users": ["bench"], "rowFilterInfo": {"filterExpr": "bid > 0"}}]}
 ]}`
 
+const benchUsers = "[[identity.users]]\nname = \"bench\"\npassword = \"bench\"\n"
+
 func startPgranger(bin, dir string, c *testpg.Cluster, profile string) (string, int, func(), error) {
-	users := "[[identity.users]]\nname = \"bench\"\npassword = \"bench\"\n"
-	return launchPgranger(bin, dir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), users, profile)
+	return launchPgranger(bin, dir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, profile)
 }
 
 // launchPgranger starts the pgranger binary in dir with the policy bundle,
 // the backend DSN and the [[identity.users]] TOML given, and returns its
 // port, its process id and a function that stops it.
-func launchPgranger(bin, dir string, policies []byte, dsn, users, profile string) (string, int, func(), error) {
+func launchPgranger(bin, dir string, policies []byte, dsn, users, profile string, env ...string) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
 		return "", 0, nil, err
@@ -329,6 +378,7 @@ level = "warn"
 		args = append(args, "--cpuprofile", abs)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, for groupCPU
 	if err := cmd.Start(); err != nil {
@@ -445,12 +495,18 @@ func idleMemory(ctx context.Context, port string, pid, n int) error {
 // startPgbouncer returns pgbouncer's port and process group (runuser and
 // pgbouncer), and the function that stops it.
 func startPgbouncer(dir, pgPort string) (string, int, func(), error) {
+	return startPgbouncerOn(dir, "127.0.0.1", pgPort)
+}
+
+// startPgbouncerOn is startPgbouncer with its backend connections to
+// pgHost: an address, or the directory of PostgreSQL's Unix-domain socket.
+func startPgbouncerOn(dir, pgHost, pgPort string) (string, int, func(), error) {
 	port, err := freePort()
 	if err != nil {
 		return "", 0, nil, err
 	}
 	ini := fmt.Sprintf(`[databases]
-bench = host=127.0.0.1 port=%s dbname=bench user=postgres password=%s
+bench = host=%s port=%s dbname=bench user=postgres password=%s
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = %s
@@ -462,7 +518,7 @@ max_client_conn = 500
 default_pool_size = 64
 logfile = %s
 stats_period = 0
-`, pgPort, testpg.SuperPassword, port, filepath.Join(dir, "userlist.txt"), filepath.Join(dir, "pgbouncer.log"))
+`, pgHost, pgPort, testpg.SuperPassword, port, filepath.Join(dir, "userlist.txt"), filepath.Join(dir, "pgbouncer.log"))
 	os.WriteFile(filepath.Join(dir, "userlist.txt"), []byte(`"postgres" ""`+"\n"), 0o644)
 	path := filepath.Join(dir, "pgbouncer.ini")
 	os.WriteFile(path, []byte(ini), 0o644)
@@ -537,7 +593,7 @@ var (
 func pgbench(env []string, dir string, t target, clients int, d time.Duration, extra []string) (result, error) {
 	prefix := filepath.Join(dir, fmt.Sprintf("log-%s-%d-%d", t.name, clients, time.Now().UnixNano()))
 	args := append([]string{"-n", "-c", strconv.Itoa(clients), "-j", "2", "-T", strconv.Itoa(int(d.Seconds())),
-		"-l", "--log-prefix", prefix, "-h", "127.0.0.1", "-p", t.port, "-U", t.user}, extra...)
+		"-l", "--log-prefix", prefix, "-h", cmp.Or(t.host, "127.0.0.1"), "-p", t.port, "-U", t.user}, extra...)
 	if t.script != "" {
 		for i := range args {
 			if args[i] == "-f" && i+1 < len(args) {

@@ -51,6 +51,10 @@ type Listen struct {
 	MaxMessageBytes        int    `toml:"max-message-bytes"`
 	MaxStatementBytes      int    `toml:"max-statement-bytes"`
 	MaxNestingDepth        int    `toml:"max-nesting-depth"`
+	// EventLoop relays sessions in their steady state on a few epoll
+	// loops instead of two goroutines each (a prototype; Linux, plain
+	// TCP or Unix-domain sockets only). Off by default.
+	EventLoop bool `toml:"event-loop"`
 }
 
 // Backend is the PostgreSQL server pgranger forwards to.

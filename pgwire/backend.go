@@ -59,7 +59,7 @@ func newBackendPool(dsn, database string, max int, connectTimeout, acquireTimeou
 	}
 	cfg.Database = database
 	cfg.ConnectTimeout = connectTimeout
-	// The parser's assumptions (DESIGN §6): given at startup they are
+	// The parser's assumptions (docs/security.md, "Session settings"): given at startup they are
 	// also the values DISCARD ALL / RESET ALL return to.
 	cfg.RuntimeParams["client_encoding"] = "UTF8"
 	cfg.RuntimeParams["standard_conforming_strings"] = "on"

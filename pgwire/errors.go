@@ -38,7 +38,7 @@ func encodeParameterStatus(name, value string) []byte {
 }
 
 // sanitizeError strips what could carry stored values out of an error
-// raised while a governed statement ran (DESIGN §6 "Errors"): DETAIL (e.g.
+// raised while a governed statement ran (docs/security.md, "Errors"): DETAIL (e.g.
 // "Failing row contains (…)", key values), WHERE context, and for data
 // exceptions (class 22, such as a failed cast that quotes its input) the
 // message itself.

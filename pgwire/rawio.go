@@ -1,8 +1,10 @@
 package pgwire
 
 import (
+	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -24,7 +26,18 @@ import (
 type rawIOConn struct {
 	net.Conn
 	rc syscall.RawConn
+	// nonblock: a read that finds nothing returns errWouldBlock instead
+	// of waiting (the event loop's sessions, eventloop_linux.go).
+	nonblock atomic.Bool
+	// readOnce, in nonblock mode: after one read system call, further
+	// reads return errWouldBlock without one until the loop re-arms it.
+	// Under level-triggered epoll a socket that still holds data is
+	// reported again, so the read that would only find EAGAIN is saved.
+	readOnce, readDone atomic.Bool
 }
+
+// errWouldBlock is a non-blocking read that found no data.
+var errWouldBlock = errors.New("no data ready")
 
 // withRawIO wraps TCP and Unix-socket connections; anything else (a TLS
 // connection is wrapped beneath its TLS layer, where it is still TCP) is
@@ -54,6 +67,12 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if c.readOnce.Load() {
+		if c.readDone.Load() {
+			return 0, errWouldBlock
+		}
+		c.readDone.Store(true)
+	}
 	var n int
 	var errno syscall.Errno
 	err := c.rc.Read(func(fd uintptr) bool {
@@ -63,6 +82,10 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
+				if c.nonblock.Load() {
+					errno = e
+					return true
+				}
 				return false // wait for readiness, then call again
 			}
 			n, errno = int(r), e
@@ -72,6 +95,8 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 	switch {
 	case err != nil:
 		return 0, opError("read", c.Conn, err)
+	case errno == syscall.EAGAIN:
+		return 0, errWouldBlock
 	case errno != 0:
 		return 0, opError("read", c.Conn, errno)
 	case n == 0:

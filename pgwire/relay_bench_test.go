@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -49,7 +50,8 @@ func newRelayer(t testing.TB) *relayer {
 func (r *relayer) relay(stream []byte) {
 	r.src.Reset(stream)
 	r.br.Reset(r.src)
-	s := &session{srv: &Server{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}, id: &identity.Identity{}, client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30), backendDone: make(chan struct{})}
+	s := &session{srv: &Server{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}, id: &identity.Identity{}, client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30)}
+	s.life.init()
 	s.queue.push(&pending{kind: 'Q'})
 	// The loop ends when the stream does (io.EOF reads as a lost backend),
 	// after relaying the whole result.
@@ -80,5 +82,95 @@ func TestRelayAllocationsDoNotGrowWithRows(t *testing.T) {
 	many := testing.AllocsPerRun(5, func() { r.relay(large) })
 	if many > few+2 {
 		t.Errorf("relaying 10,000 rows allocates %.0f times, 10 rows %.0f: something allocates per row", many, few)
+	}
+}
+
+// BenchmarkRelayPreparedRoundTrip is pgbench -S -M prepared through a
+// whole session over in-memory connections: Bind, Execute and Sync of a
+// prepared statement, one row back, per iteration. It measures what the
+// proxy spends per statement apart from the sockets (net.Pipe stands in
+// for them, so its goroutine handoffs are in the numbers too).
+func BenchmarkRelayPreparedRoundTrip(b *testing.B) {
+	h := newRelayHarness(b)
+	h.send(&pgproto3.Parse{Name: "s", Query: "SELECT id FROM t WHERE id = $1", ParameterOIDs: []uint32{23}}, &pgproto3.Sync{})
+	h.until("Z:I")
+	h.client.SetDeadline(time.Time{})
+	bind := &pgproto3.Bind{PreparedStatement: "s", ParameterFormatCodes: []int16{0}, Parameters: [][]byte{[]byte("1")}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.fe.Send(bind)
+		h.fe.Send(&pgproto3.Execute{})
+		h.fe.Send(&pgproto3.Sync{})
+		if err := h.fe.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			m, err := h.fe.Receive()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+	}
+	b.StopTimer()
+	h.terminate()
+}
+
+// BenchmarkRelayStatementBookkeeping is what pgranger itself spends per
+// statement of pgbench -S -M prepared, without sockets or goroutine
+// handoffs: the client loop handles a batch of Bind/Execute/Sync of a
+// prepared statement (writing to a discarding backend), then the backend
+// loop relays the batch's answers (BindComplete, DataRow,
+// CommandComplete, ReadyForQuery) to a discarding client. ns/op is per
+// statement.
+func BenchmarkRelayStatementBookkeeping(b *testing.B) {
+	const batch = 1000
+	h := newRelayHarness(b)
+	h.terminate() // only its server, policies and catalog are used
+	s := newSession(h.srv, h.sess.client, bufio.NewReader(bytes.NewReader(nil)), bufio.NewWriter(io.Discard),
+		&backendConn{conn: h.sess.client, w: bufio.NewWriterSize(io.Discard, 32<<10), pool: h.pool, params: map[string]string{}},
+		h.sess.id, "postgres", h.sess.cat)
+	s.rsess.DefaultSearchPath = []string{"$user", "public"}
+	parse, _ := (&pgproto3.Parse{Name: "s", Query: "SELECT id FROM t WHERE id = $1", ParameterOIDs: []uint32{23}}).Encode(nil)
+	if err := s.parse(parse[5:]); err != nil {
+		b.Fatal(err)
+	}
+	s.queue.pop()
+
+	var in, out []byte
+	for i := 0; i < batch; i++ {
+		in, _ = (&pgproto3.Bind{PreparedStatement: "s", ParameterFormatCodes: []int16{0}, Parameters: [][]byte{[]byte("1")}}).Encode(in)
+		in, _ = (&pgproto3.Execute{}).Encode(in)
+		in, _ = (&pgproto3.Sync{}).Encode(in)
+		out, _ = (&pgproto3.BindComplete{}).Encode(out)
+		out, _ = (&pgproto3.DataRow{Values: [][]byte{[]byte("1")}}).Encode(out)
+		out, _ = (&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")}).Encode(out)
+		out, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(out)
+	}
+	in, _ = (&pgproto3.Terminate{}).Encode(in)
+	inR, outR := bytes.NewReader(nil), bytes.NewReader(nil)
+	cr, br := bufio.NewReaderSize(inR, 32<<10), bufio.NewReaderSize(outR, 32<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		s.life = lifecycle{}
+		s.life.init()
+		s.life.start()
+		inR.Reset(in)
+		cr.Reset(inR)
+		s.cr = newMsgReader(cr, 1<<20)
+		if err := s.clientLoop(); err != errTerminate {
+			b.Fatal(err)
+		}
+		outR.Reset(out)
+		br.Reset(outR)
+		s.br = newMsgReader(br, 1<<30)
+		s.backendLoop() // ends at the stream's end, as a lost backend
+		if !s.queue.empty() {
+			b.Fatal("answers and pending entries disagree")
+		}
 	}
 }

@@ -73,7 +73,7 @@ type Server struct {
 	// (waiting for a backend connection, verifying a token).
 	stopStartups context.CancelFunc
 
-	obs serverObs // metrics, client certificate (metrics.go)
+	obs serverObs // metrics, client certificate (stats.go, tlsreload.go)
 }
 
 // NewServer creates a server; call Serve to accept clients.
@@ -282,7 +282,7 @@ func (s *Server) EndStaleSessions() map[string]int {
 	ended := map[string]int{}
 	s.sessions.Range(func(_, v any) bool {
 		sess := v.(*session)
-		if !sess.live.Load() {
+		if !sess.life.isLive() {
 			return true // it checks itself when it starts (session.run)
 		}
 		if fe, logMsg := s.staleIdentity(sess.id); fe != nil {

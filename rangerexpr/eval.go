@@ -1463,7 +1463,7 @@ func (ev *exprEval) ctxCall(method string, args []Value) (Value, error) {
 		}
 		if !ok && !la.hasDef {
 			// Ranger gives ""; a filter built on a missing attribute
-			// is unusable in pgranger (DESIGN §5).
+			// is unusable in pgranger (docs/policy-semantics.md, "`${{…}}` expressions").
 			return missingVal(fmt.Sprintf("attribute %q of user %q", x, env.User)), nil
 		}
 		if method == "userAttr" {

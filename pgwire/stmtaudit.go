@@ -1,15 +1,8 @@
 package pgwire
 
 import (
-	"context"
-	"crypto/tls"
-	"errors"
-	"net"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pgranger/pgranger/audit"
@@ -17,285 +10,12 @@ import (
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
-// This file holds what operators see of the wire side: the counters behind
-// pgranger's Prometheus metrics (read with Server.Stats, exported by the
-// admin endpoint), the audit records written when a statement completes,
-// and the reloadable client certificate. The relay paths only call in with
-// one-line hooks; nothing here runs per row: bytes are counted per socket
-// read or write (one buffered batch of messages), statements per command.
-// The one per-row cost is an integer increment per DataRow of an Execute,
-// for the row count of a portal read in several Executes.
-
-// Statement results in Stats.Statements.
-const (
-	ResultOK     = "ok"     // allowed, and the backend completed it
-	ResultError  = "error"  // allowed, and the backend answered with an error
-	ResultDenied = "denied" // refused by pgranger; never reached the backend
-)
-
-// Bucket bounds (seconds) of the histograms.
-var (
-	RewriteBuckets  = []float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 1}
-	PoolWaitBuckets = []float64{1e-4, 1e-3, 5e-3, 1e-2, 5e-2, 0.1, 0.5, 1, 5, 10, 30}
-)
-
-const maxBuckets = 20
-
-// histogram counts observations per bucket with atomics; the zero value is
-// ready (the bounds are passed in, so it needs no constructor).
-type histogram struct {
-	counts   [maxBuckets + 1]atomic.Uint64 // counts[i]: bounds[i-1] < v <= bounds[i]; the last is +Inf
-	sumNanos atomic.Int64
-}
-
-func (h *histogram) observe(bounds []float64, d time.Duration) {
-	i := sort.SearchFloat64s(bounds, d.Seconds())
-	h.counts[i].Add(1)
-	h.sumNanos.Add(int64(d))
-}
-
-// Histogram is a snapshot in Prometheus' form: cumulative bucket counts.
-type Histogram struct {
-	Count   uint64
-	Sum     float64            // seconds
-	Buckets map[float64]uint64 // upper bound → observations ≤ it
-}
-
-func (h *histogram) snapshot(bounds []float64) Histogram {
-	out := Histogram{Buckets: make(map[float64]uint64, len(bounds)), Sum: float64(h.sumNanos.Load()) / 1e9}
-	var cum uint64
-	for i, b := range bounds {
-		cum += h.counts[i].Load()
-		out.Buckets[b] = cum
-	}
-	out.Count = cum + h.counts[len(bounds)].Load()
-	return out
-}
-
-// StatementKey labels Stats.Statements.
-type StatementKey struct {
-	Kind   string // the rewriter's statement kind: SELECT, INSERT, SET, …; UNKNOWN when it could not be classified
-	Result string // ResultOK, ResultError or ResultDenied
-}
-
-// PoolStats is one database's backend pool.
-type PoolStats struct {
-	InUse, Idle, Max int
-}
-
-// Stats is a snapshot of the server's counters.
-type Stats struct {
-	ConnectionsActive   int64            // client connections open now (in startup or in a session)
-	ConnectionsTotal    int64            // client connections accepted
-	ConnectionsRejected map[string]int64 // by reason: max_clients, auth, tls, protocol, backend, pool_exhausted, other
-	Statements          map[StatementKey]int64
-	RewriteSeconds      Histogram // time to check and rewrite one SQL text (cached or not)
-	PoolWaitSeconds     Histogram // time a new session waited for a backend connection
-	PoolWaiting         int64     // sessions waiting for a backend connection now
-	Pools               map[string]PoolStats
-	BytesReceived       int64 // from clients
-	BytesSent           int64 // to clients
-}
-
-// serverObs is the Server's share of this file.
-type serverObs struct {
-	connTotal   atomic.Int64
-	rejected    sync.Map // reason → *atomic.Int64
-	statements  sync.Map // StatementKey → *atomic.Int64
-	rewrite     histogram
-	poolWait    histogram
-	poolWaiting atomic.Int64
-
-	connMu               sync.Mutex
-	live                 map[*countingConn]struct{}
-	closedIn, closedSent int64
-
-	cert atomic.Pointer[tls.Certificate] // listen.tls-cert, reloadable; nil without TLS
-}
-
-func addTo(m *sync.Map, key any) {
-	if v, ok := m.Load(key); ok {
-		v.(*atomic.Int64).Add(1)
-		return
-	}
-	v, _ := m.LoadOrStore(key, new(atomic.Int64))
-	v.(*atomic.Int64).Add(1)
-}
-
-func (o *serverObs) reject(reason string) { addTo(&o.rejected, reason) }
-
-// startupFailed counts a connection that did not become a session.
-func (o *serverObs) startupFailed(err error) {
-	var fe *fatalError
-	switch {
-	case errors.Is(err, errCancelHandled), errors.Is(err, errClientGone):
-		// A cancel request, or a client that left (a probe, a client
-		// that gave up): nothing was refused.
-	case errors.As(err, &fe):
-		switch {
-		case fe.code == codeInvalidPassword || fe.code == codeInvalidAuth:
-			o.reject("auth")
-		case fe.code == codeTooManyConnections:
-			o.reject("pool_exhausted")
-		case fe.code == codeConnectionFailure || strings.HasPrefix(fe.code, "08") && fe.code != codeProtocolViolation:
-			o.reject("backend")
-		case fe.code == codeProtocolViolation || fe.code == codeFeatureNotSupported:
-			o.reject("protocol")
-		default:
-			o.reject("other")
-		}
-	case strings.HasPrefix(err.Error(), "TLS handshake"):
-		o.reject("tls")
-	default:
-		o.reject("other")
-	}
-}
-
-func (o *serverObs) statement(kind, result string) {
-	if kind == "" {
-		kind = "UNKNOWN"
-	}
-	addTo(&o.statements, StatementKey{Kind: kind, Result: result})
-}
-
-// observeRewrite is deferred by session.rewrite: defer s.srv.obs.observeRewrite(time.Now()).
-func (o *serverObs) observeRewrite(start time.Time) {
-	o.rewrite.observe(RewriteBuckets, time.Since(start))
-}
-
-// acquire takes a backend connection from p, timing the wait.
-func (o *serverObs) acquire(ctx context.Context, p *backendPool) (*backendConn, error) {
-	o.poolWaiting.Add(1)
-	start := time.Now()
-	bc, err := p.acquire(ctx)
-	o.poolWait.observe(PoolWaitBuckets, time.Since(start))
-	o.poolWaiting.Add(-1)
-	return bc, err
-}
-
-// countingConn counts the bytes of one client connection. Each session
-// adds to its own counters (no contention between sessions); a scrape
-// sums the live connections and those already closed.
-type countingConn struct {
-	net.Conn
-	obs       *serverObs
-	in, sent  atomic.Int64
-	closeOnce sync.Once
-}
-
-// countConn wraps a newly accepted client connection.
-func (o *serverObs) countConn(c net.Conn) net.Conn {
-	o.connTotal.Add(1)
-	cc := &countingConn{Conn: c, obs: o}
-	o.connMu.Lock()
-	if o.live == nil {
-		o.live = map[*countingConn]struct{}{}
-	}
-	o.live[cc] = struct{}{}
-	o.connMu.Unlock()
-	return cc
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.in.Add(int64(n))
-	}
-	return n, err
-}
-
-func (c *countingConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	if n > 0 {
-		c.sent.Add(int64(n))
-	}
-	return n, err
-}
-
-func (c *countingConn) Close() error {
-	err := c.Conn.Close()
-	c.closeOnce.Do(func() {
-		o := c.obs
-		o.connMu.Lock()
-		delete(o.live, c)
-		o.closedIn += c.in.Load()
-		o.closedSent += c.sent.Load()
-		o.connMu.Unlock()
-	})
-	return err
-}
-
-// Stats returns the server's counters.
-func (s *Server) Stats() Stats {
-	o := &s.obs
-	st := Stats{
-		ConnectionsActive:   s.clients.Load(),
-		ConnectionsTotal:    o.connTotal.Load(),
-		ConnectionsRejected: map[string]int64{},
-		Statements:          map[StatementKey]int64{},
-		RewriteSeconds:      o.rewrite.snapshot(RewriteBuckets),
-		PoolWaitSeconds:     o.poolWait.snapshot(PoolWaitBuckets),
-		PoolWaiting:         o.poolWaiting.Load(),
-		Pools:               map[string]PoolStats{},
-	}
-	o.rejected.Range(func(k, v any) bool {
-		st.ConnectionsRejected[k.(string)] = v.(*atomic.Int64).Load()
-		return true
-	})
-	o.statements.Range(func(k, v any) bool {
-		st.Statements[k.(StatementKey)] = v.(*atomic.Int64).Load()
-		return true
-	})
-	o.connMu.Lock()
-	st.BytesReceived, st.BytesSent = o.closedIn, o.closedSent
-	for c := range o.live {
-		st.BytesReceived += c.in.Load()
-		st.BytesSent += c.sent.Load()
-	}
-	o.connMu.Unlock()
-	s.mu.Lock()
-	pools := make(map[string]*backendPool, len(s.pools))
-	for name, p := range s.pools {
-		pools[name] = p
-	}
-	s.mu.Unlock()
-	for name, p := range pools {
-		p.mu.Lock()
-		st.Pools[name] = PoolStats{InUse: p.open - len(p.idle), Idle: len(p.idle), Max: p.max}
-		p.mu.Unlock()
-	}
-	return st
-}
-
-// reloadableTLS serves the certificate of t through GetCertificate, so
-// ReloadTLS can replace it for new handshakes.
-func (o *serverObs) reloadableTLS(t *tls.Config) *tls.Config {
-	if t == nil || len(t.Certificates) != 1 {
-		return t
-	}
-	cert := t.Certificates[0]
-	o.cert.Store(&cert)
-	c := t.Clone()
-	c.Certificates = nil
-	c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return o.cert.Load(), nil }
-	return c
-}
-
-// ReloadTLS reads listen.tls-cert and listen.tls-key again (a renewed
-// certificate): handshakes from now on use it, sessions already in TLS keep
-// theirs. It fails, changing nothing, when the files do not load or when
-// the server was started without TLS (turning TLS on needs a restart).
-func (s *Server) ReloadTLS(certFile, keyFile string) error {
-	if s.obs.cert.Load() == nil {
-		return errors.New("the server was started without listen.tls-cert; enabling TLS needs a restart")
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return err
-	}
-	s.obs.cert.Store(&cert)
-	return nil
-}
+// This file follows each allowed statement from the moment it is sent to
+// its completion, for the statement counters (stats.go) and the audit
+// records, which are written when a statement completes (one per statement
+// and governed relation) or, for a denial, at once. The one per-row cost is
+// an integer increment per DataRow of an Execute, for the row count of a
+// portal read in several Executes.
 
 // stmtRun follows one allowed SQL text from the moment it is sent to the
 // completion of each of its statements, for the audit record (rows,
@@ -315,28 +35,44 @@ type stmtRun struct {
 	suspended bool
 }
 
-// sessionObs is the session's share of this file (client loop only).
+// sessionObs is the session's share of this file: the portals' runs are
+// the client loop's, the counters' cache the backend loop's.
 type sessionObs struct {
 	portals map[string]*stmtRun // bound portal → its run, until Execute takes it
+	unnamed *stmtRun            // the unnamed portal's, likewise
+	// kind and counters: the statement counters of the kind counted
+	// last (backend loop), so a session repeating one kind of statement
+	// looks nothing up per statement.
+	kind     string
+	counters *kindCounters
 }
 
-// track starts the run of an allowed text sent now.
+// track starts the run of an allowed text sent now. The caller filled
+// s.env (rewriteEnv) for this message: its policy state is the one the
+// text was checked under. The clock is read only for the audit record.
 func (s *session) track(res *sqlrewrite.Result) *stmtRun {
 	if res == nil || res.Err != nil {
 		return nil
 	}
-	r := &stmtRun{res: res, last: time.Now()}
+	r := &stmtRun{res: res}
 	if s.srv.opts.Audit != nil {
-		r.eng = s.srv.opts.Policies.PolicyState().Engine
+		r.last = time.Now()
+		r.eng = s.env.Policy.Engine
 	}
 	return r
 }
 
 // bindRun remembers the run of a prepared statement bound to portal: one
-// audit record per execution, written when its Execute completes.
+// audit record per execution, written when its Execute completes. The
+// unnamed portal, which most drivers use for every statement, has a field
+// of its own: no map write and delete per statement.
 func (s *session) bindRun(portal string, res *sqlrewrite.Result) {
 	r := s.track(res)
 	if r == nil {
+		return
+	}
+	if portal == "" {
+		s.obs.unnamed = r
 		return
 	}
 	if s.obs.portals == nil {
@@ -348,6 +84,11 @@ func (s *session) bindRun(portal string, res *sqlrewrite.Result) {
 // takeRun hands the bound run to the portal's first Execute (later
 // Executes of a suspended portal continue the same run: resumePortal).
 func (s *session) takeRun(portal string) *stmtRun {
+	if portal == "" {
+		r := s.obs.unnamed
+		s.obs.unnamed = nil
+		return r
+	}
 	r := s.obs.portals[portal]
 	if r != nil {
 		delete(s.obs.portals, portal)
@@ -449,7 +190,10 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 	if failed {
 		result = ResultError
 	}
-	s.srv.obs.statement(st.Kind, result)
+	if st.Kind != s.obs.kind || s.obs.counters == nil {
+		s.obs.kind, s.obs.counters = st.Kind, s.srv.obs.kindCounters(st.Kind)
+	}
+	s.obs.counters.add(result)
 	log := s.srv.opts.Audit
 	if log == nil {
 		return

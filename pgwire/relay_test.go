@@ -1,0 +1,250 @@
+package pgwire
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgranger/pgranger/config"
+)
+
+// extended is one Parse/Bind/Describe/Execute of sql on the unnamed
+// statement and portal, as pgx and JDBC send them in a pipeline.
+func extended(sql string) []pgproto3.FrontendMessage {
+	return []pgproto3.FrontendMessage{
+		&pgproto3.Parse{Query: sql},
+		&pgproto3.Bind{},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{},
+	}
+}
+
+func pipeline(sqls ...string) []pgproto3.FrontendMessage {
+	var out []pgproto3.FrontendMessage
+	for _, sql := range sqls {
+		out = append(out, extended(sql)...)
+	}
+	return append(out, &pgproto3.Sync{})
+}
+
+// waitSettled waits until the backend loop has popped every pending
+// entry: the answers and the queue agree.
+func waitSettled(t *testing.T, h *relayHarness) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if h.sess.queue.settled() {
+			return
+		}
+	}
+	t.Errorf("the pending queue still holds %d entries", h.sess.queue.n.Load())
+}
+
+func TestRelayPipelinedExtendedQueries(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(pipeline("SELECT 1", "SELECT id FROM t", "SELECT 2")...)
+	one := []string{"1", "2", "T", "D:1", "C:SELECT 1"}
+	want := append(append(append(append([]string{}, one...), one...), one...), "Z:I")
+	wantMessages(t, h.until("Z:I"), want...)
+	waitSettled(t, h)
+	h.terminate()
+	if len(h.pool.idle) != 1 {
+		t.Errorf("the backend connection was not returned to the pool after a clean end")
+	}
+}
+
+// Several simple Queries written at once are answered in order, each up
+// to its own ReadyForQuery.
+func TestRelayPipelinedSimpleQueries(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "SELECT 1"}, &pgproto3.Query{String: "SELECT id FROM t"}, &pgproto3.Query{String: "BEGIN"},
+		&pgproto3.Query{String: "SELECT 2"}, &pgproto3.Query{String: "COMMIT"})
+	wantMessages(t, h.readyN(5),
+		"T", "D:1", "C:SELECT 1", "Z:I",
+		"T", "D:1", "C:SELECT 1", "Z:I",
+		"C:BEGIN", "Z:T",
+		"T", "D:1", "C:SELECT 1", "Z:T",
+		"C:COMMIT", "Z:I")
+	waitSettled(t, h)
+	h.terminate()
+}
+
+// An error in the middle of a pipeline: the backend skips to Sync, and so
+// must the pending queue, or every later answer would be matched with the
+// wrong message. The next pipeline is answered normally.
+func TestRelayErrorInTheMiddleOfAPipeline(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(pipeline("SELECT 1", "SELECT 1/0", "SELECT 2", "SELECT 3")...)
+	wantMessages(t, h.until("Z:I"),
+		"1", "2", "T", "D:1", "C:SELECT 1",
+		"1", "2", "T", "E:ERROR:22012",
+		"Z:I")
+	waitSettled(t, h)
+	h.send(pipeline("SELECT 4")...)
+	wantMessages(t, h.until("Z:I"), "1", "2", "T", "D:1", "C:SELECT 1", "Z:I")
+	waitSettled(t, h)
+	h.terminate()
+}
+
+// A denied statement in a pipeline: its Parse reaches the backend as the
+// denial statement, whose error the client sees as the denial (42501),
+// and the rest of the pipeline is skipped as PostgreSQL skips it.
+func TestRelayDenialInTheMiddleOfAPipeline(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(pipeline("SELECT 1", "SELECT id FROM secret", "SELECT 2")...)
+	wantMessages(t, h.until("Z:I"),
+		"1", "2", "T", "D:1", "C:SELECT 1",
+		"E:ERROR:42501",
+		"Z:I")
+	waitSettled(t, h)
+	for _, sql := range h.back.sqls() {
+		if sql == "SELECT id FROM secret" {
+			t.Errorf("the denied statement reached the backend")
+		}
+	}
+	h.send(&pgproto3.Query{String: "SELECT id FROM secret"}, &pgproto3.Query{String: "SELECT 5"})
+	wantMessages(t, h.readyN(2), "E:ERROR:42501", "Z:I", "T", "D:1", "C:SELECT 1", "Z:I")
+	h.terminate()
+}
+
+func TestRelayCopyFromClient(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "COPY t FROM STDIN"})
+	wantMessages(t, h.until("G"), "G")
+	h.send(&pgproto3.CopyData{Data: []byte("1\n2\n")}, &pgproto3.CopyData{Data: []byte("3\n")}, &pgproto3.CopyDone{})
+	wantMessages(t, h.until("Z:I"), "C:COPY 3", "Z:I")
+	// A COPY the client abandons fails, and the session goes on.
+	h.send(&pgproto3.Query{String: "COPY t FROM STDIN"})
+	h.until("G")
+	h.send(&pgproto3.CopyData{Data: []byte("1\n")}, &pgproto3.CopyFail{Message: "client gave up"})
+	wantMessages(t, h.until("Z:I"), "E:ERROR:57014", "Z:I")
+	h.send(&pgproto3.Query{String: "SELECT 1"})
+	wantMessages(t, h.until("Z:I"), "T", "D:1", "C:SELECT 1", "Z:I")
+	waitSettled(t, h)
+	h.terminate()
+}
+
+func TestRelayCopyToClient(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "COPY t TO STDOUT"})
+	wantMessages(t, h.until("Z:I"), "H", "d:1\n", "d:2\n", "d:3\n", "c", "C:COPY 3", "Z:I")
+	// The query form, as pg_dump and psql's \copy send it.
+	h.send(&pgproto3.Query{String: "COPY (SELECT id FROM t) TO STDOUT"})
+	wantMessages(t, h.until("Z:I"), "H", "d:1\n", "d:2\n", "d:3\n", "c", "C:COPY 3", "Z:I")
+	waitSettled(t, h)
+	h.terminate()
+}
+
+// A CancelRequest for pgranger's key reaches the backend with the
+// backend's own key; the statement fails with 57014 and the session goes on.
+func TestRelayCancel(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "SELECT 'sleep'"})
+	time.Sleep(20 * time.Millisecond)
+	h.srv.cancel(h.pid, h.secret+1) // a wrong key cancels nothing
+	h.srv.cancel(h.pid, h.secret)
+	wantMessages(t, h.until("Z:I"), "E:ERROR:57014", "Z:I")
+	h.send(&pgproto3.Query{String: "SELECT 1"})
+	wantMessages(t, h.until("Z:I"), "T", "D:1", "C:SELECT 1", "Z:I")
+	h.terminate()
+}
+
+// The backend connection vanishes in the middle of a statement: the
+// client gets FATAL 08006 and its connection closes; the backend
+// connection is discarded, not pooled.
+func TestRelayBackendLost(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "SELECT 1"})
+	h.until("Z:I")
+	h.send(&pgproto3.Query{String: "SELECT 'crash'"})
+	wantMessages(t, h.until("E:FATAL:08006"), "E:FATAL:08006")
+	if m, err := h.fe.Receive(); err == nil {
+		t.Errorf("the client connection stayed open after the FATAL error: %s", summary(m))
+	}
+	select {
+	case <-h.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session did not end")
+	}
+	if len(h.pool.idle) != 0 || h.pool.open != 0 {
+		t.Errorf("pool: %d idle, %d open; the lost connection must be discarded", len(h.pool.idle), h.pool.open)
+	}
+}
+
+// The client leaves in the middle of a pipeline's results: finish cancels
+// nothing it need not, rolls back, resets and pools the connection.
+func TestRelayClientLeavesWithAnOpenTransaction(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "BEGIN"}, &pgproto3.Query{String: "SELECT 1"})
+	h.readyN(2)
+	h.terminate()
+	sqls := h.back.sqls()
+	if n := len(sqls); n < 2 || sqls[n-2] != "ROLLBACK" || sqls[n-1] != "DISCARD ALL" {
+		t.Errorf("the backend saw %q; want ROLLBACK and DISCARD ALL last", sqls)
+	}
+	if len(h.pool.idle) != 1 {
+		t.Errorf("the reset connection was not pooled")
+	}
+}
+
+// A revocation ends the session at its next statement boundary: the
+// statement in flight completes and its result reaches the client, then
+// the FATAL error; what the client sends after it does not run.
+func TestRelayRevocationWaitsForTheStatementBoundary(t *testing.T) {
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "SELECT 'sleep'"})
+	time.Sleep(20 * time.Millisecond)
+	h.sess.revoke(fatalf(codeInvalidAuth, "revoked"), "session ended: test")
+	if p := h.sess.life.current(); p != phaseRevoking {
+		t.Fatalf("phase %d after revoke, want revoking", p)
+	}
+	h.srv.cancel(h.pid, h.secret)
+	wantMessages(t, h.until("E:FATAL:28000"), "E:ERROR:57014", "Z:I", "E:FATAL:28000")
+	<-h.done
+	if p := h.sess.life.current(); p != phaseEnding && p != phaseDropping {
+		t.Errorf("phase %d after the revocation ended the session", p)
+	}
+	if len(h.pool.idle) != 1 {
+		t.Errorf("the connection of a revoked session is reset and pooled")
+	}
+}
+
+// The idle timeout ends an idle session with 57P05; while a statement
+// runs, it does not start.
+func TestRelayIdleTimeout(t *testing.T) {
+	h := newRelayHarness(t, func(c *config.Config) { c.Listen.IdleTimeoutSecs = 1 })
+	h.send(&pgproto3.Query{String: "SELECT 1"})
+	h.until("Z:I")
+	start := time.Now()
+	wantMessages(t, h.until("E:FATAL:57P05"), "E:FATAL:57P05")
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Errorf("ended after %v, before the timeout", d)
+	}
+	<-h.done
+}
+
+// Every relay test again with listen.event-loop on, over socket pairs:
+// the sessions' steady state runs on the event loop.
+func TestRelayOnEventLoop(t *testing.T) {
+	relayOnEventLoop = true
+	defer func() { relayOnEventLoop = false }()
+	before := loopRegistered.Load()
+	for name, f := range map[string]func(*testing.T){
+		"PipelinedExtendedQueries":               TestRelayPipelinedExtendedQueries,
+		"PipelinedSimpleQueries":                 TestRelayPipelinedSimpleQueries,
+		"ErrorInTheMiddleOfAPipeline":            TestRelayErrorInTheMiddleOfAPipeline,
+		"DenialInTheMiddleOfAPipeline":           TestRelayDenialInTheMiddleOfAPipeline,
+		"CopyFromClient":                         TestRelayCopyFromClient,
+		"CopyToClient":                           TestRelayCopyToClient,
+		"Cancel":                                 TestRelayCancel,
+		"BackendLost":                            TestRelayBackendLost,
+		"ClientLeavesWithAnOpenTransaction":      TestRelayClientLeavesWithAnOpenTransaction,
+		"RevocationWaitsForTheStatementBoundary": TestRelayRevocationWaitsForTheStatementBoundary,
+		"IdleTimeout":                            TestRelayIdleTimeout,
+	} {
+		t.Run(name, f)
+	}
+	if n := loopRegistered.Load() - before; n < 11 {
+		t.Errorf("%d sessions ran on the event loop, want every one (11)", n)
+	}
+}
