@@ -258,6 +258,9 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 			p.wrap, p.wrapTrusted = true, true
 		}
 	}
+	if rel.StoredMaskColumns != nil {
+		r.capStoredMasks(p)
+	}
 	p.filter = eng.RowFilter(subj, res, r.env.Now)
 	if len(p.filter.Exprs) > 0 {
 		p.wrap, p.wrapTrusted = true, true
