@@ -167,20 +167,22 @@ func (c *Catalog) verifyStoredMasks(ctx context.Context, byOID map[uint32]*Relat
 		return
 	}
 	var tx pgx.Tx
+	var txErr error
 	for _, j := range jobs {
 		ok, cached := c.verified[j.key]
 		if !cached {
-			if tx == nil {
-				var err error
-				if tx, err = c.beginCheck(ctx); err != nil {
-					return // nothing verified: every mask is computed
+			if tx == nil && txErr == nil {
+				if tx, txErr = c.beginCheck(ctx); txErr == nil {
+					defer tx.Rollback(ctx)
 				}
-				defer tx.Rollback(ctx)
 			}
-			var err error
-			ok, err = checkStoredMask(ctx, tx, j.rel, j.rel.Columns[j.stored], j.expr)
-			if err == nil {
-				c.verified[j.key] = ok // errors are not cached: retried next load
+			ok = false // no transaction for the check: not verified this time
+			if txErr == nil {
+				var err error
+				ok, err = checkStoredMask(ctx, tx, j.rel, j.rel.Columns[j.stored], j.expr)
+				if err == nil {
+					c.verified[j.key] = ok // errors are not cached: retried next load
+				}
 			}
 		}
 		if !ok {
