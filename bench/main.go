@@ -52,6 +52,7 @@ func main() {
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
 	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
 	flag.IntVar(&tpchRuns, "tpch-runs", 5, "timed runs of every query and target for -tpch (medians are reported)")
+	flag.BoolVar(&tpchStoredMasks, "tpch-stored-masks", false, "for -tpch: add the stored-mask columns (pgranger masks --stored-ddl) to the source tables before timing; the copies stay as they are")
 	flag.DurationVar(&tpchTimeout, "tpch-timeout", 5*time.Minute, "the longest one -tpch run of a query may take")
 	flag.BoolVar(&tpchHold, "tpch-hold", false, "with -tpch: after loading and building the copies, print how to connect to pgranger and to the copies and wait for Ctrl-C instead of timing (to EXPLAIN a query by hand)")
 	flag.Parse()

@@ -50,11 +50,21 @@ type Relation struct {
 	// MultipleRoots is set for a child with more than one inheritance root;
 	// the rewriter denies it rather than pick one root's policies.
 	MultipleRoots bool
-	Columns       []Column
+	// HasChildren: some relation inherits from this one (or is its
+	// partition), so a scan without ONLY reads their rows too.
+	HasChildren bool
+	Columns     []Column
 	// ViewDef is a view's defining SELECT (pg_get_viewdef, rendered with
 	// only pg_catalog on the search_path so every other name is
 	// schema-qualified); "" for other kinds.
 	ViewDef string
+	// StoredMasks are the stored generated columns verified to hold
+	// exactly pgranger's mask of another column (storedmask.go); nil for
+	// most relations.
+	StoredMasks []StoredMask
+	// StoredMaskColumns are the candidate stored-mask columns (named by
+	// the convention, verified or not), by index in Columns; nil when none.
+	StoredMaskColumns map[int]StoredMaskCandidate
 
 	colIndex map[string]int
 }
@@ -67,6 +77,11 @@ type Column struct {
 	BaseOID  uint32 // base type for domains, else TypeOID
 	TypMod   int32
 	TypeName string // format_type(atttypid, atttypmod)
+	// Collation is attcollation (0 for types without one).
+	Collation uint32
+	// Generated is, for a STORED generated column, PostgreSQL's deparse
+	// of its expression (pg_get_expr(adbin, adrelid)); "" otherwise.
+	Generated string
 }
 
 // Column returns the named column (exact, case-sensitive, as PostgreSQL
@@ -160,6 +175,10 @@ func EffectivePath(searchPath []string, sessionUser string) []string {
 type Catalog struct {
 	pool *pgxpool.Pool
 	ttl  time.Duration
+	opts Options
+	// verified caches stored-mask verdicts by everything they depend on
+	// (storedmask.go), so a reload does not repeat the check.
+	verified map[string]bool
 
 	snap atomic.Pointer[Snapshot]
 
@@ -174,9 +193,22 @@ type Catalog struct {
 	loadTimeout   time.Duration
 }
 
+// Options are optional catalog settings.
+type Options struct {
+	// StoredMasks builds pgranger's mask expressions so that stored
+	// generated columns holding them can be verified (storedmask.go);
+	// nil: no stored masks are used.
+	StoredMasks StoredMaskBuilder
+}
+
 // Open connects a small pgx pool to database for catalog queries and loads
 // the first snapshot. dsn is the backend DSN; database overrides its dbname.
 func Open(ctx context.Context, dsn, database string, ttl time.Duration) (*Catalog, error) {
+	return OpenWith(ctx, dsn, database, ttl, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn, database string, ttl time.Duration, opts Options) (*Catalog, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
@@ -191,7 +223,7 @@ func Open(ctx context.Context, dsn, database string, ttl time.Duration) (*Catalo
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalog{pool: pool, ttl: ttl, loadTimeout: 30 * time.Second}
+	c := &Catalog{pool: pool, ttl: ttl, opts: opts, loadTimeout: 30 * time.Second, verified: map[string]bool{}}
 	if _, err := c.load(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -265,7 +297,8 @@ SELECT c.oid, n.nspname, c.relname, c.relkind::text, pg_catalog.pg_get_userbyid(
                  FROM roots r JOIN pg_catalog.pg_class rc ON rc.oid = r.parent
                  JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
                  WHERE r.child = c.oid), '{}'),
-       CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) ELSE '' END
+       CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) ELSE '' END,
+       EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid)
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r','p','v','m','f','S')
   AND n.nspname !~ '^pg_temp_' AND n.nspname !~ '^pg_toast'
@@ -274,9 +307,11 @@ ORDER BY c.oid`
 const columnsSQL = `
 SELECT a.attrelid, a.attname, a.attnum, a.atttypid,
        CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END,
-       a.atttypmod, pg_catalog.format_type(a.atttypid, a.atttypmod)
+       a.atttypmod, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attcollation,
+       CASE WHEN a.attgenerated = 's' THEN coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '') ELSE '' END
 FROM pg_catalog.pg_attribute a
 JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r','p','v','m','f','S')
@@ -331,7 +366,7 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 		r := &Relation{colIndex: map[string]int{}}
 		var kind string
 		var roots []string
-		if err := rows.Scan(&r.OID, &r.Schema, &r.Name, &kind, &r.Owner, &roots, &r.ViewDef); err != nil {
+		if err := rows.Scan(&r.OID, &r.Schema, &r.Name, &kind, &r.Owner, &roots, &r.ViewDef, &r.HasChildren); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("catalog: %w", err)
 		}
@@ -344,7 +379,7 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 		default:
 			r.MultipleRoots = true
 		}
-		fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%c\x00%s\x00%v\x00%s\x00", r.OID, r.Schema, r.Name, r.Kind, r.Owner, roots, r.ViewDef)
+		fmt.Fprintf(h, "r%d\x00%s\x00%s\x00%c\x00%s\x00%v\x00%s\x00%t\x00", r.OID, r.Schema, r.Name, r.Kind, r.Owner, roots, r.ViewDef, r.HasChildren)
 		byOID[r.OID] = r
 		s.byQualified[r.Schema+"."+r.Name] = r
 	}
@@ -360,11 +395,11 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 	for rows.Next() {
 		var rel uint32
 		var col Column
-		if err := rows.Scan(&rel, &col.Name, &col.Num, &col.TypeOID, &col.BaseOID, &col.TypMod, &col.TypeName); err != nil {
+		if err := rows.Scan(&rel, &col.Name, &col.Num, &col.TypeOID, &col.BaseOID, &col.TypMod, &col.TypeName, &col.Collation, &col.Generated); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("catalog: %w", err)
 		}
-		fmt.Fprintf(h, "c%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00", rel, col.Name, col.TypeOID, col.BaseOID, col.TypMod, col.TypeName)
+		fmt.Fprintf(h, "c%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00%d\x00%s\x00", rel, col.Name, col.TypeOID, col.BaseOID, col.TypMod, col.TypeName, col.Collation, col.Generated)
 		if r, ok := byOID[rel]; ok {
 			r.colIndex[col.Name] = len(r.Columns)
 			r.Columns = append(r.Columns, col)
@@ -374,6 +409,12 @@ func (c *Catalog) load(ctx context.Context) (*Snapshot, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	tx.Rollback(ctx)
+
+	// Stored masks are verified after the read-only transaction (the
+	// check creates a temporary table); what was verified is part of the
+	// version, so a rewrite cached under another verdict is not reused.
+	c.verifyStoredMasks(ctx, byOID, h)
 
 	sum := h.Sum64()
 	if old := c.snap.Load(); old == nil || sum != c.lastHash {
@@ -408,6 +449,15 @@ func Static(version uint64, rels []*Relation, catalogFuncs []string) *Snapshot {
 		}
 		if r.RootName == "" {
 			r.RootSchema, r.RootName = r.Schema, r.Name
+		}
+		// Stored masks are taken as given (a test's claim: nothing here
+		// can verify them); candidates follow from the names.
+		r.StoredMaskColumns = storedMaskCandidates(r)
+		for _, m := range r.StoredMasks {
+			if r.StoredMaskColumns == nil {
+				r.StoredMaskColumns = map[int]StoredMaskCandidate{}
+			}
+			r.StoredMaskColumns[m.Stored] = StoredMaskCandidate{Base: m.Base, MaskType: m.MaskType, Verified: true, Expr: m.Expr}
 		}
 		s.byQualified[r.Schema+"."+r.Name] = r
 		s.schemas[r.Schema] = true

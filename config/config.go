@@ -69,6 +69,9 @@ type Backend struct {
 // Catalog controls the relation metadata cache.
 type Catalog struct {
 	TTLSecs int `toml:"ttl-secs"`
+	// StoredMasks: read verified stored-mask columns instead of computing
+	// the mask (docs/masks.md, "Stored masks"); false computes every mask.
+	StoredMasks bool `toml:"stored-masks"`
 }
 
 // Identity selects how clients authenticate.
@@ -239,7 +242,7 @@ func Default() *Config {
 			ConnectTimeoutSecs: 10,
 			AcquireTimeoutSecs: 30,
 		},
-		Catalog:  Catalog{TTLSecs: 10},
+		Catalog:  Catalog{TTLSecs: 10, StoredMasks: true},
 		Identity: Identity{Mode: Modes{"static"}, JWT: defaultJWT()},
 		Policy: Policy{
 			Source:           "file",

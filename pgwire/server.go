@@ -238,7 +238,12 @@ func (s *Server) database(ctx context.Context, name string) (*backendPool, *cata
 		cctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Backend.ConnectTimeoutSecs)*time.Second)
 		defer cancel()
 		var err error
-		cat, err = catalog.Open(cctx, s.cfg.Backend.DSN, name, time.Duration(s.cfg.Catalog.TTLSecs)*time.Second)
+		var copts catalog.Options
+		if s.opts.Rewriter != nil && s.cfg.Catalog.StoredMasks {
+			// Stored masks are verified against this rewriter's masks.
+			copts.StoredMasks = s.opts.Rewriter.StoredMaskBuilder()
+		}
+		cat, err = catalog.OpenWith(cctx, s.cfg.Backend.DSN, name, time.Duration(s.cfg.Catalog.TTLSecs)*time.Second, copts)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -263,6 +263,9 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 			p.wrap, p.wrapTrusted = true, true
 		}
 	}
+	if rel.StoredMaskColumns != nil {
+		r.capStoredMasks(p)
+	}
 	if rctx == nil {
 		p.filter = eng.RowFilter(subj, res, r.env.Now)
 	} else {

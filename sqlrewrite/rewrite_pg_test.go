@@ -263,9 +263,27 @@ func goldenSchemaSQL(rels []*catalog.Relation) string {
 			schemas[r.Schema] = true
 			fmt.Fprintf(&b, "CREATE SCHEMA %s;\n", pgx.Identifier{r.Schema}.Sanitize())
 		}
-		var cols []string
+		var cols, extra []string
+		var parent map[string]bool
+		if r.RootName != "" && (r.RootSchema != r.Schema || r.RootName != r.Name) {
+			parent = map[string]bool{}
+			for _, p := range rels {
+				if p.Schema == r.RootSchema && p.Name == r.RootName {
+					for _, c := range p.Columns {
+						parent[c.Name] = true
+					}
+				}
+			}
+		}
 		for _, c := range r.Columns {
-			cols = append(cols, pgx.Identifier{c.Name}.Sanitize()+" "+c.TypeName)
+			def := pgx.Identifier{c.Name}.Sanitize() + " " + c.TypeName
+			if c.Generated != "" {
+				def += " GENERATED ALWAYS AS (" + c.Generated + ") STORED"
+			}
+			cols = append(cols, def)
+			if parent != nil && !parent[c.Name] {
+				extra = append(extra, def) // a child's own columns
+			}
 		}
 		switch {
 		case r.Kind == catalog.KindSequence:
@@ -279,7 +297,7 @@ func goldenSchemaSQL(rels []*catalog.Relation) string {
 			}
 			fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT %s;\n", q, strings.Join(sel, ", "))
 		case r.RootName != "" && (r.RootSchema != r.Schema || r.RootName != r.Name):
-			fmt.Fprintf(&b, "CREATE TABLE %s () INHERITS (%s);\n", q, pgx.Identifier{r.RootSchema, r.RootName}.Sanitize())
+			fmt.Fprintf(&b, "CREATE TABLE %s (%s) INHERITS (%s);\n", q, strings.Join(extra, ", "), pgx.Identifier{r.RootSchema, r.RootName}.Sanitize())
 		default:
 			fmt.Fprintf(&b, "CREATE TABLE %s (%s);\n", q, strings.Join(cols, ", "))
 		}

@@ -116,6 +116,18 @@ func testRelations() []*catalog.Relation {
 		// Sequences, read as pg_dump reads them; a resource of their own.
 		{OID: 1015, Schema: "sales", Name: "orders_id_seq", Kind: catalog.KindSequence, Owner: "postgres", Columns: sequenceColumns},
 		{OID: 1016, Schema: "hr", Name: "employees_id_seq", Kind: catalog.KindSequence, Owner: "postgres", Columns: sequenceColumns},
+		// A child of sales.orders with stored masks (storedmask.go):
+		// ssn's MASK_SHOW_LAST_4 verified (as the catalog would find it),
+		// email's MASK_HASH a generated column that computes another
+		// expression, so not verified (MASK_HASH cannot be stored: its
+		// convert_to is not immutable), and a name-only lookalike
+		// region__pgranger_mask without a generation expression.
+		{OID: 1017, Schema: "sales", Name: "orders_stored", Kind: 'r', Owner: "postgres", RootSchema: "sales", RootName: "orders",
+			Columns: append(append([]catalog.Column{}, orders...),
+				catalog.Column{Name: "ssn__pgranger_mask_show_last_4", TypeOID: 25, BaseOID: 25, TypMod: -1, TypeName: "text", Collation: 100, Generated: storedTestExpr("MASK_SHOW_LAST_4", "ssn", "sha256")},
+				catalog.Column{Name: "email__pgranger_mask_hash", TypeOID: 25, BaseOID: 25, TypMod: -1, TypeName: "text", Collation: 100, Generated: `pg_catalog.encode(pg_catalog.sha256("email"::pg_catalog.bytea), 'hex')`},
+				catalog.Column{Name: "region__pgranger_mask", TypeOID: 25, BaseOID: 25, TypMod: -1, TypeName: "text", Collation: 100}),
+			StoredMasks: []catalog.StoredMask{{Base: 2, Stored: 7, MaskType: "MASK_SHOW_LAST_4", Expr: storedTestExpr("MASK_SHOW_LAST_4", "ssn", "sha256")}}},
 		{OID: 2001, Schema: "pg_catalog", Name: "pg_class", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("oid", 26, "oid"), col("relname", 19, "name")}},
 		{OID: 2002, Schema: "pg_catalog", Name: "pg_stats", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("attname", 19, "name")}},
 		{OID: 2003, Schema: "pg_catalog", Name: "pg_stat_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
@@ -125,6 +137,15 @@ func testRelations() []*catalog.Relation {
 		{OID: 2006, Schema: "pg_catalog", Name: "pg_statio_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
 	}
 	return rels
+}
+
+// storedTestExpr is pgranger's mask maskType of text column name.
+func storedTestExpr(maskType, name, algo string) string {
+	text, err := MaskSQL(maskType, ColumnType{OID: 25, BaseOID: 25, TypMod: -1, SQLName: "text"}, QuoteIdent(name), MaskOptions{HashAlgo: algo})
+	if err != nil {
+		panic(err)
+	}
+	return text
 }
 
 func testEngine(t testing.TB) *policy.Engine {

@@ -317,6 +317,13 @@ func (r *stmtRewriter) maskExprFor(ref *relRef, i int, ident, qualifier string) 
 	if err != nil {
 		return nil, denyf("mask %s on %s.%s.%s cannot be applied (%v): access denied for user %q", m.Type, ref.rel.Schema, ref.rel.Name, col.Name, err, r.sess.Subject.User)
 	}
+	if qualifier == "" {
+		// A verified stored column holding exactly this text (DML,
+		// which qualifies the column, computes the mask).
+		if n := storedMaskRef(ref.rel, i, m.Type, text); n != nil {
+			return n, nil
+		}
+	}
 	return parseExpr(text)
 }
 

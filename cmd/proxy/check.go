@@ -142,7 +142,11 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 			timeout = 10 * time.Second
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		cat, err := catalog.Open(ctx, cfg.Backend.DSN, db, time.Hour)
+		var copts catalog.Options
+		if cfg.Catalog.StoredMasks {
+			copts.StoredMasks = sqlrewrite.StoredMaskBuilder(sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo})
+		}
+		cat, err := catalog.OpenWith(ctx, cfg.Backend.DSN, db, time.Hour, copts)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(stderr, "pgranger check: catalog of database %q from backend.dsn: %v (use --catalog FILE to check offline)\n", db, err)

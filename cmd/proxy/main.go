@@ -5,6 +5,7 @@
 //	pgranger check --config FILE --user U [--groups a,b] [--roles a,b] [--attr k=v ...] [--catalog FILE] "SQL"
 //	pgranger test [-v] [--config FILE] FILE...
 //	pgranger lint [--strict] POLICIES.json
+//	pgranger masks --stored-ddl --config FILE [--database D] [--catalog FILE]
 //	pgranger healthcheck [--url URL]
 //	pgranger version
 package main
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return testCommand(args[1:], stdout, stderr)
 	case "lint":
 		return lintCommand(args[1:], stdout, stderr)
+	case "masks":
+		return masksCommand(args[1:], stdout, stderr)
 	case "healthcheck":
 		return healthcheckCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
@@ -79,6 +82,8 @@ Usage:
   pgranger test [-v] [--config FILE] FILE...
                                  run Ranger policy-engine test files (.json) and decision tables (.yaml)
   pgranger lint [--strict] POLICIES.json    report risky or broken policies: errors (public on wildcards, undeclared mask types) exit 1; warnings (no owner label, …) only with --strict
+  pgranger masks --stored-ddl --config FILE [--database D] [--catalog FILE]
+                                 print ALTER TABLE statements adding stored columns for the policies' masks
   pgranger healthcheck [--url URL]
                                  exit 0 when the admin endpoint's /readyz answers 200 (container health checks)
   pgranger version               print the version
