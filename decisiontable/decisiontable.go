@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/catalog/yamlcatalog"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
@@ -94,7 +95,7 @@ func (r *resourceDecl) UnmarshalYAML(n *yaml.Node) error {
 		}
 		return nil
 	}
-	if err := checkKeys(n, "database", "table", "column", "owner"); err != nil {
+	if err := yamlcatalog.CheckKeys(n, "database", "table", "column", "owner"); err != nil {
 		return err
 	}
 	type plain resourceDecl
@@ -550,25 +551,4 @@ func (s *Suite) runSQL(c *caseDecl, at time.Time) Result {
 // normSQL trims and drops a final semicolon.
 func normSQL(s string) string {
 	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), ";"))
-}
-
-// checkKeys rejects keys a mapping node may not have (Node.Decode does
-// not apply the decoder's KnownFields).
-func checkKeys(n *yaml.Node, allowed ...string) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: want a mapping", n.Line)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		ok := false
-		for _, a := range allowed {
-			if k.Value == a {
-				ok = true
-			}
-		}
-		if !ok {
-			return fmt.Errorf("line %d: field %s not found (want %s)", k.Line, k.Value, strings.Join(allowed, ", "))
-		}
-	}
-	return nil
 }

@@ -21,7 +21,8 @@ package rangerexpr
 
 import (
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -89,24 +90,7 @@ const (
 // string its size limit.
 var ErrBudget = errors.New("the expression exceeds its evaluation budget")
 
-func sortedUnique(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	n := 0
-	for i, s := range out {
-		if i == 0 || s != out[n-1] {
-			out[n] = s
-			n++
-		}
-	}
-	return out[:n]
-}
+// sortedUnique: in's distinct values, sorted (a new slice).
+func sortedUnique(in []string) []string { return slices.Compact(slices.Sorted(slices.Values(in))) }
 
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,7 +1,8 @@
 package sqlrewrite
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -138,24 +139,7 @@ func textArray(items []string) *pg.Node {
 	return &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: pg.MakeAConstStrNode(b.String(), -1), TypeName: tn, Location: -1}}}
 }
 
-func sortedUnique(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	j := 0
-	for i, s := range out {
-		if i == 0 || s != out[j-1] {
-			out[j] = s
-			j++
-		}
-	}
-	return out[:j]
-}
+// sortedUnique: in's distinct values, sorted (a new slice).
+func sortedUnique(in []string) []string { return slices.Compact(slices.Sorted(slices.Values(in))) }
 
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

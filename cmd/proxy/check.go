@@ -124,37 +124,11 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		subj.Attributes = attrs
 	}
 
-	db := *database
-	if db == "" {
-		if pc, err := pgconn.ParseConfig(cfg.Backend.DSN); err == nil {
-			db = pc.Database
-		}
+	snap, db, closeCatalog, ok := commandCatalog("check", cfg, *database, *catalogPath, cfg.Catalog.StoredMasks, stderr)
+	if !ok {
+		return 1
 	}
-	var snap *catalog.Snapshot
-	if *catalogPath != "" {
-		if snap, err = yamlcatalog.LoadFile(*catalogPath); err != nil {
-			fmt.Fprintf(stderr, "pgranger check: catalog: %v\n", err)
-			return 1
-		}
-	} else {
-		timeout := time.Duration(cfg.Backend.ConnectTimeoutSecs) * time.Second
-		if timeout <= 0 {
-			timeout = 10 * time.Second
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		var copts catalog.Options
-		if cfg.Catalog.StoredMasks {
-			copts.StoredMasks = sqlrewrite.StoredMaskBuilder(sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo})
-		}
-		cat, err := catalog.OpenWith(ctx, cfg.Backend.DSN, db, time.Hour, copts)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(stderr, "pgranger check: catalog of database %q from backend.dsn: %v (use --catalog FILE to check offline)\n", db, err)
-			return 1
-		}
-		defer cat.Close()
-		snap = cat.Current()
-	}
+	defer closeCatalog()
 
 	path := []string(searchPath)
 	if path == nil {
@@ -367,4 +341,41 @@ func decisionString(d policy.Decision) string {
 		return "denied (" + d.Verdict("it") + ")"
 	}
 	return d.Verdict("")
+}
+
+// commandCatalog is the catalog a command (check, masks) works on: the
+// YAML declarations of catalogPath, or the live catalog of database
+// (default: backend.dsn's) read as the proxy reads it, stored masks
+// verified when verifyStoredMasks. On failure it has told stderr why.
+func commandCatalog(command string, cfg *config.Config, database, catalogPath string, verifyStoredMasks bool, stderr io.Writer) (snap *catalog.Snapshot, db string, closeFn func(), ok bool) {
+	db = database
+	if db == "" {
+		if pc, err := pgconn.ParseConfig(cfg.Backend.DSN); err == nil {
+			db = pc.Database
+		}
+	}
+	if catalogPath != "" {
+		snap, err := yamlcatalog.LoadFile(catalogPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "pgranger %s: catalog: %v\n", command, err)
+			return nil, db, nil, false
+		}
+		return snap, db, func() {}, true
+	}
+	timeout := time.Duration(cfg.Backend.ConnectTimeoutSecs) * time.Second
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var copts catalog.Options
+	if verifyStoredMasks {
+		copts.StoredMasks = sqlrewrite.StoredMaskBuilder(sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo})
+	}
+	cat, err := catalog.OpenWith(ctx, cfg.Backend.DSN, db, time.Hour, copts)
+	if err != nil {
+		fmt.Fprintf(stderr, "pgranger %s: catalog of database %q from backend.dsn: %v (use --catalog FILE offline)\n", command, db, err)
+		return nil, db, nil, false
+	}
+	return cat.Current(), db, cat.Close, true
 }

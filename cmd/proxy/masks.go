@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,10 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/pgranger/pgranger/catalog"
-	"github.com/pgranger/pgranger/catalog/yamlcatalog"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
@@ -53,33 +48,13 @@ func masksCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pgranger masks: policies: %v\n", err)
 		return 1
 	}
-	db := *database
-	if db == "" {
-		if pc, err := pgconn.ParseConfig(cfg.Backend.DSN); err == nil {
-			db = pc.Database
-		}
+	// Verifying as the proxy does, so that an existing column that does
+	// not hold the mask is reported.
+	snap, db, closeCatalog, ok := commandCatalog("masks", cfg, *database, *catalogPath, true, stderr)
+	if !ok {
+		return 1
 	}
-	var snap *catalog.Snapshot
-	if *catalogPath != "" {
-		if snap, err = yamlcatalog.LoadFile(*catalogPath); err != nil {
-			fmt.Fprintf(stderr, "pgranger masks: catalog: %v\n", err)
-			return 1
-		}
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		// Verifying as the proxy does, so that an existing column that
-		// does not hold the mask is reported.
-		cat, err := catalog.OpenWith(ctx, cfg.Backend.DSN, db, time.Hour, catalog.Options{
-			StoredMasks: sqlrewrite.StoredMaskBuilder(sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo}),
-		})
-		cancel()
-		if err != nil {
-			fmt.Fprintf(stderr, "pgranger masks: catalog of database %q from backend.dsn: %v (use --catalog FILE offline)\n", db, err)
-			return 1
-		}
-		defer cat.Close()
-		snap = cat.Current()
-	}
+	defer closeCatalog()
 	ddl, skipped := sqlrewrite.StoredMaskDDL(storedMaskSubjects(b), eng, snap, db, cfg.Policy.NamespaceMapping,
 		sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo}, time.Now())
 	fmt.Fprintf(stdout, "-- pgranger stored masks for database %q: %d column(s); each holds only masked values (docs/masks.md, \"Stored masks\")\n", db, len(ddl))
