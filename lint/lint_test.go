@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,47 +10,11 @@ import (
 )
 
 func TestPolicies(t *testing.T) {
-	sp, err := ranger.ParseServicePolicies([]byte(`{
-  "serviceName": "svc",
-  "policies": [
-    {"id": 1, "name": "clean", "policyLabels": ["owner:data-team"],
-     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["orders"]}, "column": {"values": ["*"]}},
-     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["analysts"]}],
-     "denyPolicyItems": [{"accesses": [{"type": "select"}], "groups": ["public"]}]},
-    {"id": 2, "name": "public everywhere", "policyLabels": ["owner:x"],
-     "resources": {"database": {"values": ["sales"]}, "table": {"values": ["*"]}, "column": {"values": ["*"]}},
-     "policyItems": [{"accesses": [{"type": "select"}, {"type": "update"}], "groups": ["public"]}]},
-    {"id": 3, "name": "no labels", "description": "d",
-     "resources": {"database": {"values": ["hr"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
-     "policyItems": [{"accesses": [{"type": "select"}], "users": ["{USER}"]}]},
-    {"id": 4, "name": "excludes", "policyLabels": ["owner:x"],
-     "resources": {"database": {"values": ["secret"], "isExcludes": true}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
-     "policyItems": [{"accesses": [{"type": "select"}], "users": ["{USER}"]}]},
-    {"id": 5, "name": "expired", "policyLabels": ["owner:x"],
-     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
-     "validitySchedules": [{"startTime": "2020/01/01 00:00:00", "endTime": "2024/12/31 23:59:59", "timeZone": "Europe/Berlin"}],
-     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]},
-    {"id": 6, "name": "still valid", "policyLabels": ["owner:x"],
-     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
-     "validitySchedules": [{"endTime": "2024/01/01 00:00:00"}, {"endTime": "2030/01/01 00:00:00"}],
-     "policyItems": [{"accesses": [{"type": "select"}], "groups": ["g"]}]},
-    {"id": 7, "name": "masks", "policyType": 1, "policyLabels": ["owner:x"],
-     "resources": {"database": {"values": ["a"]}, "table": {"values": ["t"]}, "column": {"values": ["c"]}},
-     "dataMaskPolicyItems": [
-       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_NONE"}},
-       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_4"}},
-       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "mask_hash"}},
-       {"accesses": [{"type": "select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "MASK_SHOW_LAST_2"}}]}
-  ],
-  "tagPolicies": {"serviceName": "tags", "policies": [
-    {"id": 100, "name": "tag mask", "policyType": 1, "policyLabels": ["owner:x"],
-     "resources": {"tag": {"values": ["PII"]}},
-     "dataMaskPolicyItems": [
-       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_HASH"}},
-       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hbase:MASK"}},
-       {"accesses": [{"type": "hive:select"}], "groups": ["public"], "dataMaskInfo": {"dataMaskType": "hive:MASK_X"}}]}
-  ]}
-}`))
+	data, err := os.ReadFile("testdata/findings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ranger.ParseServicePolicies(data)
 	if err != nil {
 		t.Fatal(err)
 	}
