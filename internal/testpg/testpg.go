@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -70,6 +71,37 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// clusterPort returns a port for a cluster: a free one below the kernel's
+// ephemeral range (ip_local_port_range), where the kernel never hands out
+// a port to a bind to port 0 — pgranger's own listeners in tests, free-port
+// probes, outgoing connections — so between this probe and the server's
+// bind only another cluster could take it (start then retries). With an
+// ephemeral range that leaves no room below it, any free port.
+func clusterPort() (int, error) {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				lo = n
+			}
+		}
+	}
+	const floor = 10000
+	if lo-floor < 1000 {
+		return FreePort()
+	}
+	for i := 0; i < 50; i++ {
+		port := floor + rand.IntN(lo-floor)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
+	}
+	return FreePort()
 }
 
 // New initialises and starts a cluster.
@@ -138,7 +170,7 @@ func (c *Cluster) own() error {
 func (c *Cluster) start(ctx context.Context, extra string) error {
 	data := filepath.Join(c.Dir, "data")
 	for attempt := 0; ; attempt++ {
-		port, err := FreePort()
+		port, err := clusterPort()
 		if err != nil {
 			return err
 		}
