@@ -1484,19 +1484,7 @@ func (ev *exprEval) ctxCall(method string, args []Value) (Value, error) {
 				vals = append(vals, v)
 			}
 		}
-		quoted := strings.HasSuffix(method, "Q")
-		rest := args[1:]
-		if strings.Contains(method, "Csv") {
-			rest = nil
-		}
-		if la, err := parseListArgs(rest, quoted); err != nil {
-			return Value{}, err
-		} else if len(vals) == 0 && !la.hasDef {
-			// As for a user attribute: no value and no default makes
-			// the filter unusable.
-			return missingVal(fmt.Sprintf("attribute %q of the groups of user %q", x, env.User)), nil
-		}
-		return csv(vals, rest, quoted)
+		return attrList(method, args[1:], vals, fmt.Sprintf("attribute %q of the groups of user %q", x, env.User))
 	case "tagAttr", "tagAttrQ", "tagAttrCsv", "tagAttrCsvQ":
 		// RangerRequestScriptEvaluator.getTagAttr: the attribute's values
 		// over every tag of the resource, sorted.
@@ -1511,19 +1499,7 @@ func (ev *exprEval) ctxCall(method string, args []Value) (Value, error) {
 			}
 		}
 		sort.Strings(vals)
-		quoted := strings.HasSuffix(method, "Q")
-		rest := args[1:]
-		if strings.Contains(method, "Csv") {
-			rest = nil
-		}
-		if la, err := parseListArgs(rest, quoted); err != nil {
-			return Value{}, err
-		} else if len(vals) == 0 && !la.hasDef {
-			// As for a user attribute: no value and no default makes
-			// the filter unusable.
-			return missingVal(fmt.Sprintf("attribute %q of the tags of the %s", x, env.What)), nil
-		}
-		return csv(vals, rest, quoted)
+		return attrList(method, args[1:], vals, fmt.Sprintf("attribute %q of the tags of the %s", x, env.What))
 	case "hasTag":
 		x, err := one()
 		if err != nil {
@@ -1631,4 +1607,23 @@ func (ev *exprEval) ctxCall(method string, args []Value) (Value, error) {
 		return csv(values, nil, quoted)
 	}
 	return csv(values, args, quoted)
+}
+
+// attrList renders the values of a ctx attribute method (…Attr, …AttrQ,
+// …AttrCsv, …AttrCsvQ) with its list arguments (separator, default); the
+// Csv forms take none. No value and no default makes the filter unusable,
+// as for a user attribute: missing names what was looked up.
+func attrList(method string, rest []Value, vals []string, missing string) (Value, error) {
+	quoted := strings.HasSuffix(method, "Q")
+	if strings.Contains(method, "Csv") {
+		rest = nil
+	}
+	la, err := parseListArgs(rest, quoted)
+	if err != nil {
+		return Value{}, err
+	}
+	if len(vals) == 0 && !la.hasDef {
+		return missingVal(missing), nil
+	}
+	return csv(vals, rest, quoted)
 }
