@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -47,6 +48,7 @@ func main() {
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
 	flag.BoolVar(&eventLoopTarget, "event-loop", false, "also run select-only through a pgranger with listen.event-loop on (pgranger-eventloop), interleaved with the others")
+	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
@@ -92,6 +94,7 @@ var (
 	soakFor                             time.Duration
 	idleClients                         int
 	unixTargets, eventLoopTarget        bool
+	holdTargets                         bool
 )
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
@@ -218,6 +221,9 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	}
 	if soakFor > 0 {
 		return soak(env, dir, ranger, script, soakFor)
+	}
+	if holdTargets {
+		return hold(workloads[0].targets, script)
 	}
 	var clients []int
 	for _, s := range strings.Split(clientsFlag, ",") {
@@ -688,4 +694,21 @@ func waitPort(port string) error {
 func hostDesc() string {
 	out, _ := exec.Command("nproc").Output()
 	return strings.TrimSpace(string(out)) + " CPUs, client, proxy and server sharing them"
+}
+
+// hold prints how to reach every target and waits for an interrupt.
+func hold(targets []target, script string) error {
+	fmt.Printf("\ngoverned script: %s\n", script)
+	for _, t := range targets {
+		host := t.host
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		fmt.Printf("%-20s PGPASSWORD=%s pgbench -h %s -p %s -U %s bench   (proxy process group %d)\n", t.name, t.password, host, t.port, t.user, t.pgid)
+	}
+	fmt.Println("holding; Ctrl-C ends")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	<-sig
+	return nil
 }

@@ -55,6 +55,9 @@ type Listen struct {
 	// loops instead of two goroutines each (a prototype; Linux, plain
 	// TCP or Unix-domain sockets only). Off by default.
 	EventLoop bool `toml:"event-loop"`
+	// EventLoops is how many loops listen.event-loop runs; 0: half of
+	// GOMAXPROCS, at least one.
+	EventLoops int `toml:"event-loops"`
 }
 
 // Backend is the PostgreSQL server pgranger forwards to.
@@ -359,6 +362,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen.IdleTimeoutSecs < 0 {
 		bad("listen.idle-timeout-secs", "must be 0 (off) or positive")
+	}
+	if c.Listen.EventLoops < 0 {
+		bad("listen.event-loops", "must be 0 (half of the processors) or positive")
 	}
 	if c.Listen.ShutdownTimeoutSecs < 0 {
 		bad("listen.shutdown-timeout-secs", "must be 0 (end every session at once) or positive")

@@ -5,6 +5,7 @@ package pgwire
 import (
 	"encoding/binary"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -13,25 +14,43 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event loop (listen.event-loop, a prototype, off by default) relays
-// sessions in their steady state without their two goroutines: a few
-// loops (GOMAXPROCS) wait on epoll for every registered socket and, when
-// one is readable, read what it holds without blocking and hand each
-// complete message to the same code the goroutines run (forwardClient,
+// The event loop (listen.event-loop) relays sessions in their steady
+// state without their two goroutines: a few loops (listen.event-loops)
+// each hold an epoll set of their sessions' sockets and, when one is
+// readable, read what it holds without blocking and hand each complete
+// message to the same code the goroutines run (forwardClient,
 // relayBackend). One wake-up serves every ready socket, and a socket is
 // read only when it is readable.
 //
+// A loop waits as a goroutine, not as a thread: its epoll descriptor is
+// itself registered with the runtime's poller, so an idle loop parks
+// like any goroutine and no loop ever sits in a blocking system call.
+// (Blocking in epoll_wait made the runtime's monitor retake the loop's
+// processor and preempt it every 10 ms, which cost more than the
+// goroutines it replaced: docs/performance.md.)
+//
+// Writes never block a loop. What a socket does not take goes to its
+// connection's spill (rawio.go); while a client's spill is not empty the
+// loop stops reading that session's backend, and while the backend's is
+// not empty it stops reading the client, and it waits for the full
+// socket to be writable (EPOLLOUT) to drain it. A client that reads
+// slowly costs its own session a bounded buffer and nothing else.
+//
 // Everything that is not the steady state leaves the loop for good and
 // goes on in the session's goroutines, from exactly where the loop
-// stopped (the buffered readers are shared): a frame larger than the
-// read buffer, any lifecycle transition (revocation, an end by pgranger,
-// the token deadline), the client's Terminate or a protocol error, a
-// connection that ends. Known limits of the prototype: a write to a full
-// socket, and a catalog reload during a rewrite, block the loop (and so
-// its other sessions) until they complete.
+// stopped (the buffered readers are shared, and a spill is sent before
+// anything the goroutines write): a frame larger than the read buffer,
+// any lifecycle transition (revocation, an end by pgranger, the token
+// deadline), the client's Terminate or a protocol error, a connection
+// that ends. Known limit: a rewrite that misses the cache (parsing, and
+// a catalog reload if one is due) runs on the loop, and the loop's other
+// sessions wait for it.
 
 type eventLoop struct {
 	epfd, evfd int
+	// epf is epfd as the runtime's poller knows it (nil: waits block in
+	// epoll_wait instead); kept so its finalizer never closes epfd.
+	epf *os.File
 
 	mu       sync.Mutex
 	byFD     map[int]*loopSession
@@ -46,6 +65,7 @@ type loopSession struct {
 	ccon, bcon *rawIOConn
 	working    bool       // life.begin ran for the batch being handled (the loop's clientLoop "working")
 	out        bool       // left the loop (loop goroutine only)
+	cev, bev   uint32     // the epoll events each socket is registered for now (loop goroutine only)
 	left       chan error // why it left: nil to go on, else what the client loop would have returned
 }
 
@@ -58,9 +78,19 @@ var (
 	loopNext  atomic.Uint32
 )
 
-func eventLoops() []*eventLoop {
+// loopCount is listen.event-loops, 0 choosing: half of GOMAXPROCS, at
+// least one. With fewer loops than processors, a wake-up finds more
+// ready sockets, and PostgreSQL on the same host keeps a core.
+func loopCount(n int) int {
+	if n > 0 {
+		return n
+	}
+	return max(1, runtime.GOMAXPROCS(0)/2)
+}
+
+func eventLoops(n int) []*eventLoop {
 	loopsOnce.Do(func() {
-		for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+		for i := 0; i < loopCount(n); i++ {
 			l, err := newEventLoop()
 			if err != nil {
 				return
@@ -87,7 +117,14 @@ func newEventLoop() (*eventLoop, error) {
 		unix.Close(evfd)
 		return nil, err
 	}
-	return &eventLoop{epfd: epfd, evfd: evfd, byFD: map[int]*loopSession{}}, nil
+	l := &eventLoop{epfd: epfd, evfd: evfd, byFD: map[int]*loopSession{}}
+	// An epoll descriptor is readable while its set has ready events, so
+	// the runtime's poller can wait on it for the loop. os.NewFile
+	// registers a non-blocking descriptor with the poller.
+	if unix.SetNonblock(epfd, true) == nil {
+		l.epf = os.NewFile(uintptr(epfd), "epoll")
+	}
+	return l, nil
 }
 
 // rawOf is the raw socket under a client or backend connection, nil for
@@ -126,7 +163,7 @@ func loopSessionFor(s *session) *loopSession {
 	if ccon == nil || bcon == nil || s.cr.buffered() || s.br.buffered() {
 		return nil
 	}
-	all := eventLoops()
+	all := eventLoops(s.srv.cfg.Listen.EventLoops)
 	if len(all) == 0 {
 		return nil
 	}
@@ -145,10 +182,11 @@ func loopSessionFor(s *session) *loopSession {
 	bcon.nonblock.Store(true)
 	ccon.readOnce.Store(true)
 	bcon.readOnce.Store(true)
+	ls.cev, ls.bev = readable, readable
 	l.mu.Lock()
 	l.byFD[ls.cfd], l.byFD[ls.bfd] = ls, ls
-	errC := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, ls.cfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(ls.cfd)})
-	errB := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, ls.bfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(ls.bfd)})
+	errC := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, ls.cfd, &unix.EpollEvent{Events: readable, Fd: int32(ls.cfd)})
+	errB := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, ls.bfd, &unix.EpollEvent{Events: readable, Fd: int32(ls.bfd)})
 	l.mu.Unlock()
 	if errC != nil || errB != nil {
 		l.eject(ls)
@@ -178,16 +216,44 @@ func (l *eventLoop) eject(ls *loopSession) {
 	unix.Write(l.evfd, one[:])
 }
 
-func (l *eventLoop) run() {
-	events := make([]unix.EpollEvent, 256)
-	for {
-		// Without blocking first: a busy loop finds events waiting and
-		// never enters a blocking system call, whose P the runtime would
-		// hand to another thread.
+// The epoll events a socket is registered for: readable when the loop
+// reads it, writable while its spill waits, nothing while the loop holds
+// back reading it (hang-ups and errors are reported regardless).
+const (
+	readable = unix.EPOLLIN | unix.EPOLLRDHUP
+	writable = unix.EPOLLOUT
+)
+
+// wait returns the next ready events, parking the loop's goroutine on
+// the runtime's poller until there are some.
+func (l *eventLoop) wait(events []unix.EpollEvent) (int, error) {
+	if l.epf == nil {
 		n, err := epollPoll(l.epfd, events)
 		if n == 0 && err == nil {
 			n, err = unix.EpollWait(l.epfd, events, -1)
 		}
+		return n, err
+	}
+	rc, err := l.epf.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var perr error
+	err = rc.Read(func(uintptr) bool {
+		n, perr = epollPoll(l.epfd, events)
+		return n > 0 || (perr != nil && perr != unix.EINTR)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, perr
+}
+
+func (l *eventLoop) run() {
+	events := make([]unix.EpollEvent, 256)
+	for {
+		n, err := l.wait(events)
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -207,14 +273,9 @@ func (l *eventLoop) run() {
 			if ls == nil || ls.out {
 				continue
 			}
-			var leave bool
-			var err error
-			if fd == ls.cfd {
-				ls.ccon.readDone.Store(false) // one read per readiness
-				leave, err = ls.clientReady()
-			} else {
-				ls.bcon.readDone.Store(false)
-				leave = ls.backendReady()
+			leave, err := ls.ready(fd, ev.Events)
+			if !leave {
+				leave, err = ls.rearm()
 			}
 			if leave {
 				l.leave(ls, err)
@@ -230,6 +291,69 @@ func (l *eventLoop) run() {
 			}
 		}
 	}
+}
+
+// ready handles events on one of the session's sockets.
+func (ls *loopSession) ready(fd int, events uint32) (leave bool, err error) {
+	client := fd == ls.cfd
+	conn, mask := ls.bcon, ls.bev
+	if client {
+		conn, mask = ls.ccon, ls.cev
+	}
+	if events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 && mask&unix.EPOLLIN == 0 {
+		// A socket the loop holds back is gone: the goroutines meet it.
+		return true, nil
+	}
+	if events&unix.EPOLLOUT != 0 {
+		done, err := conn.drain()
+		if err != nil || !done {
+			return err != nil, err
+		}
+		// Drained: what waited behind it in the other side's read
+		// buffer goes on now (rearm registers the sockets again).
+		if client {
+			return ls.backendReady(), nil
+		}
+		return ls.clientReady()
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		return false, nil
+	}
+	if client {
+		ls.ccon.readDone.Store(false) // one read per readiness
+		return ls.clientReady()
+	}
+	ls.bcon.readDone.Store(false)
+	return ls.backendReady(), nil
+}
+
+// rearm registers each socket for what the loop waits for now: a socket
+// with a spill for writability, the side whose output is held back for
+// nothing, the rest for input.
+func (ls *loopSession) rearm() (leave bool, err error) {
+	cs, bs := ls.ccon.spilled(), ls.bcon.spilled()
+	cev, bev := uint32(readable), uint32(readable)
+	switch {
+	case cs && bs:
+		cev, bev = writable, writable
+	case cs:
+		cev, bev = readable|writable, 0
+	case bs:
+		cev, bev = 0, readable|writable
+	}
+	if cev != ls.cev {
+		if err := unix.EpollCtl(ls.loop.epfd, unix.EPOLL_CTL_MOD, ls.cfd, &unix.EpollEvent{Events: cev, Fd: int32(ls.cfd)}); err != nil {
+			return true, nil
+		}
+		ls.cev = cev
+	}
+	if bev != ls.bev {
+		if err := unix.EpollCtl(ls.loop.epfd, unix.EPOLL_CTL_MOD, ls.bfd, &unix.EpollEvent{Events: bev, Fd: int32(ls.bfd)}); err != nil {
+			return true, nil
+		}
+		ls.bev = bev
+	}
+	return false, nil
 }
 
 // leave takes the session off the loop and hands it to its goroutines.
@@ -251,7 +375,19 @@ func (l *eventLoop) leave(ls *loopSession, err error) {
 		ls.working = false
 		ls.s.settle(0, true)
 	}
-	ls.left <- err
+	if !ls.ccon.spilled() && !ls.bcon.spilled() {
+		ls.left <- err
+		return
+	}
+	// The spills go out before the goroutines write anything, and
+	// without holding up the loop.
+	go func() {
+		if ferr := ls.bcon.flushSpill(); ferr != nil && err == nil {
+			err = ferr
+		}
+		ls.ccon.flushSpill() // a client that is gone: its goroutine finds out
+		ls.left <- err
+	}()
 }
 
 // framed reports whether r holds a whole frame; leave: the loop cannot
@@ -275,9 +411,14 @@ func framed(m *msgReader) (ok, wait, leave bool) {
 }
 
 // clientReady handles what the client sent: clientLoop's steady state.
+// It stops, leaving the rest buffered, while the backend's socket does
+// not take what it is sent.
 func (ls *loopSession) clientReady() (leave bool, err error) {
 	s := ls.s
 	for {
+		if ls.bcon.spilled() {
+			return false, nil
+		}
 		ok, wait, out := framed(s.cr)
 		switch {
 		case out:
@@ -312,10 +453,15 @@ func (ls *loopSession) clientReady() (leave bool, err error) {
 	}
 }
 
-// backendReady relays what the backend sent: backendLoop's steady state.
+// backendReady relays what the backend sent: backendLoop's steady
+// state. It stops, leaving the rest buffered, while the client's socket
+// does not take what it is sent.
 func (ls *loopSession) backendReady() (leave bool) {
 	s := ls.s
 	for {
+		if ls.ccon.spilled() {
+			return false
+		}
 		ok, wait, out := framed(s.br)
 		switch {
 		case out:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -34,6 +35,16 @@ type rawIOConn struct {
 	// Under level-triggered epoll a socket that still holds data is
 	// reported again, so the read that would only find EAGAIN is saved.
 	readOnce, readDone atomic.Bool
+
+	// spillMu guards spill: in nonblock mode, what a write could not
+	// send without blocking. It goes out before any later byte — drained
+	// by the event loop when the socket is writable again, or by the
+	// first blocking write once the session left the loop — and while it
+	// is not empty the loop reads nothing that would add to it (the
+	// backpressure of eventloop_linux.go). It holds at most what one
+	// flush of a session's 32 KiB writer could not send.
+	spillMu sync.Mutex
+	spill   []byte
 }
 
 // errWouldBlock is a non-blocking read that found no data.
@@ -106,6 +117,91 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 }
 
 func (c *rawIOConn) Write(p []byte) (int, error) {
+	c.spillMu.Lock()
+	defer c.spillMu.Unlock()
+	if c.nonblock.Load() {
+		if len(c.spill) > 0 {
+			c.spill = append(c.spill, p...)
+			return len(p), nil
+		}
+		n, blocked, err := c.writeNow(p)
+		if blocked {
+			c.spill = append(c.spill, p[n:]...)
+			return len(p), nil
+		}
+		return n, err
+	}
+	if len(c.spill) > 0 {
+		if _, err := c.write(c.spill); err != nil {
+			return 0, err
+		}
+		c.spill = c.spill[:0]
+	}
+	return c.write(p)
+}
+
+// spilled reports whether a non-blocking write left bytes to send.
+func (c *rawIOConn) spilled() bool {
+	c.spillMu.Lock()
+	defer c.spillMu.Unlock()
+	return len(c.spill) > 0
+}
+
+// drain sends what it can of the spill without blocking; done: nothing
+// is left.
+func (c *rawIOConn) drain() (done bool, err error) {
+	c.spillMu.Lock()
+	defer c.spillMu.Unlock()
+	n, _, err := c.writeNow(c.spill)
+	c.spill = c.spill[:copy(c.spill, c.spill[n:])]
+	return len(c.spill) == 0, err
+}
+
+// flushSpill sends the spill, waiting for the socket as long as needed
+// (a session leaving the loop, before its goroutines take over).
+func (c *rawIOConn) flushSpill() error {
+	c.spillMu.Lock()
+	defer c.spillMu.Unlock()
+	if len(c.spill) == 0 {
+		return nil
+	}
+	_, err := c.write(c.spill)
+	c.spill = nil
+	return err
+}
+
+// writeNow writes what the socket takes without waiting; blocked: it
+// took less than p because its send buffer is full.
+func (c *rawIOConn) writeNow(p []byte) (n int, blocked bool, err error) {
+	var errno syscall.Errno
+	rerr := c.rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			switch e {
+			case 0:
+				n += int(r)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				blocked = true
+				return true
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case rerr != nil:
+		return n, false, opError("write", c.Conn, rerr)
+	case errno != 0:
+		return n, false, opError("write", c.Conn, errno)
+	}
+	return n, blocked, nil
+}
+
+// write writes all of p, waiting for the socket when it is full.
+func (c *rawIOConn) write(p []byte) (int, error) {
 	var n int
 	var errno syscall.Errno
 	err := c.rc.Write(func(fd uintptr) bool {

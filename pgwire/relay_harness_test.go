@@ -288,6 +288,7 @@ func wantMessages(t testing.TB, got []string, want ...string) {
 //	COPY … FROM STDIN     counts the rows sent; COPY … TO STDOUT sends 3
 //	BEGIN, COMMIT, ROLLBACK, DISCARD ALL, SET …  their tags
 //	denySQL               fails with 42703, as PostgreSQL does
+//	'rows N'              N rows of 100 bytes
 //	anything else         one row, "1"
 type fakeBackend struct {
 	t        testing.TB
@@ -374,6 +375,25 @@ func (b *fakeBackend) run(sql string, describe bool) bool {
 			b.errorResponse("XX000", "no cancel request arrived")
 		}
 		return false
+	case strings.Contains(sql, "'rows "):
+		// SELECT 'rows N': N rows of 100 bytes, written as fast as the
+		// connection takes them.
+		var n int
+		fmt.Sscanf(sql[strings.Index(sql, "'rows ")+6:], "%d", &n)
+		if describe {
+			b.be.Send(&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("x"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}})
+		}
+		row := []byte(strings.Repeat("x", 100))
+		for i := 0; i < n; i++ {
+			b.be.Send(&pgproto3.DataRow{Values: [][]byte{row}})
+			if i%256 == 255 {
+				if err := b.be.Flush(); err != nil {
+					return false
+				}
+			}
+		}
+		b.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("SELECT %d", n))})
+		return true
 	case strings.Contains(sql, "'crash'"):
 		b.conn.Close()
 		return false

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -241,10 +242,73 @@ func TestRelayOnEventLoop(t *testing.T) {
 		"ClientLeavesWithAnOpenTransaction":      TestRelayClientLeavesWithAnOpenTransaction,
 		"RevocationWaitsForTheStatementBoundary": TestRelayRevocationWaitsForTheStatementBoundary,
 		"IdleTimeout":                            TestRelayIdleTimeout,
+		"SlowClientStallsNoOtherSession":         TestRelaySlowClientStallsNoOtherSession,
 	} {
 		t.Run(name, f)
 	}
 	if n := loopRegistered.Load() - before; n < 11 {
 		t.Errorf("%d sessions ran on the event loop, want every one (11)", n)
+	}
+}
+
+// A client that stops reading a large result holds up its own session
+// only: other sessions' statements are answered meanwhile (on the event
+// loop: sessions on the same loop), the proxy holds a bounded amount of
+// the stalled result, and once the client reads again every row arrives.
+func TestRelaySlowClientStallsNoOtherSession(t *testing.T) {
+	const rows = 200_000 // 20 MB of DataRows
+	slow := newRelayHarness(t)
+	others := []*relayHarness{}
+	for i := 0; i < 3; i++ { // at least one on the slow session's loop, whatever the number of loops
+		others = append(others, newRelayHarness(t))
+	}
+	slow.send(&pgproto3.Query{String: fmt.Sprintf("SELECT 'rows %d'", rows)})
+	time.Sleep(200 * time.Millisecond) // the proxy fills the slow client's socket and stops
+
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		for _, h := range others {
+			h.send(&pgproto3.Query{String: "SELECT 1"})
+			wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("60 statements of other sessions took %s while one client did not read", d)
+	}
+	if c := rawOf(slow.sess.client); c != nil {
+		c.spillMu.Lock()
+		held := cap(c.spill)
+		c.spillMu.Unlock()
+		if held > 128<<10 {
+			t.Errorf("the proxy holds %d bytes for the client that does not read, want at most 128 KiB", held)
+		}
+	}
+
+	n := 0
+	for {
+		m, err := slow.fe.Receive()
+		if err != nil {
+			t.Fatalf("after %d rows: %v", n, err)
+		}
+		switch m := m.(type) {
+		case *pgproto3.DataRow:
+			if len(m.Values) != 1 || len(m.Values[0]) != 100 {
+				t.Fatalf("row %d: %q", n, m.Values)
+			}
+			n++
+		case *pgproto3.CommandComplete:
+			if got, want := string(m.CommandTag), fmt.Sprintf("SELECT %d", rows); got != want {
+				t.Errorf("command tag %q, want %q", got, want)
+			}
+		case *pgproto3.ReadyForQuery:
+			if n != rows {
+				t.Errorf("%d rows arrived, want %d", n, rows)
+			}
+			slow.terminate()
+			for _, h := range others {
+				h.terminate()
+			}
+			return
+		}
 	}
 }
