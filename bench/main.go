@@ -47,7 +47,7 @@ func main() {
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
-	flag.BoolVar(&eventLoopTarget, "event-loop", false, "also run select-only through a pgranger with listen.event-loop on (pgranger-eventloop), interleaved with the others")
+	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run the select-only workloads through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
 	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
@@ -93,7 +93,7 @@ var (
 	onlyWorkloads, cpuProfile, baseline string
 	soakFor                             time.Duration
 	idleClients                         int
-	unixTargets, eventLoopTarget        bool
+	unixTargets, goroutineTarget        bool
 	holdTargets                         bool
 )
 
@@ -172,16 +172,16 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		rangers = append(rangers, target{"pgranger-baseline", port, "bench", "bench", "", "", pid})
 	}
 	var extra []target
-	if eventLoopTarget {
-		edir := filepath.Join(dir, "eventloop")
-		os.Mkdir(edir, 0o755)
-		port, pid, stop, err := launchPgranger(bin, edir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, "",
-			"PGRANGER_LISTEN__EVENT_LOOP=true")
+	if goroutineTarget {
+		gdir := filepath.Join(dir, "goroutines")
+		os.Mkdir(gdir, 0o755)
+		port, pid, stop, err := launchPgranger(bin, gdir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, "",
+			"PGRANGER_LISTEN__EVENT_LOOP=false")
 		if err != nil {
-			return fmt.Errorf("-event-loop: %w", err)
+			return fmt.Errorf("-goroutines: %w", err)
 		}
 		defer stop()
-		extra = append(extra, target{"pgranger-eventloop", port, "bench", "bench", "", "", pid})
+		extra = append(extra, target{"pgranger-goroutines", port, "bench", "bench", "", "", pid})
 	}
 	var unix []target
 	if unixTargets {
@@ -216,6 +216,8 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	}
 	workloads := []workload{
 		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), unix...)},
+		{"select-only -M extended (ungoverned for the user)", []string{"-S", "-M", "extended"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
+		{"select-only -M simple (ungoverned for the user)", []string{"-S", "-M", "simple"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
 		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append([]target{direct, directRewritten}, rangers...)},
 		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append([]target{direct, directRewritten}, rangers...)},
 	}

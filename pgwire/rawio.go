@@ -22,7 +22,9 @@ import (
 // another thread and wakes it, and that churn of futex wakeups and spinning
 // threads cost the proxy more CPU per transaction than the relaying itself
 // (docs/performance.md). Raw calls keep the goroutine on its P for the
-// call's few microseconds. Deadlines, Close and the poller's readiness
+// call's few microseconds. They are recvfrom and sendto rather than read
+// and write: on a socket those go straight to its protocol, without the
+// file layer's position lock and checks (what pgbouncer calls too). Deadlines, Close and the poller's readiness
 // waits are the net.Conn's own: only the system call differs.
 type rawIOConn struct {
 	net.Conn
@@ -88,7 +90,7 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 	var errno syscall.Errno
 	err := c.rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
 			switch e {
 			case syscall.EINTR:
 				continue
@@ -176,7 +178,7 @@ func (c *rawIOConn) writeNow(p []byte) (n int, blocked bool, err error) {
 	var errno syscall.Errno
 	rerr := c.rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n), 0, 0, 0)
 			switch e {
 			case 0:
 				n += int(r)
@@ -206,7 +208,7 @@ func (c *rawIOConn) write(p []byte) (int, error) {
 	var errno syscall.Errno
 	err := c.rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n), 0, 0, 0)
 			switch e {
 			case 0:
 				n += int(r)
