@@ -216,6 +216,10 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 }
 
 func (s *session) refreshCatalog(ctx context.Context) (*catalog.Snapshot, error) {
+	// A forced reload waits on the database, and for up to a second on
+	// the previous one: on an event loop, the session takes the loop's
+	// goroutine with it and another carries on the loop meanwhile.
+	s.mayBlock()
 	return s.cat.Refresh(ctx, time.Second)
 }
 

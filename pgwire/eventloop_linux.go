@@ -42,9 +42,18 @@ import (
 // anything the goroutines write): a frame larger than the read buffer,
 // any lifecycle transition (revocation, an end by pgranger, the token
 // deadline), the client's Terminate or a protocol error, a connection
-// that ends. Known limit: a rewrite that misses the cache (parsing, and
-// a catalog reload if one is due) runs on the loop, and the loop's other
-// sessions wait for it.
+// that ends.
+//
+// A handler that may wait — a forced catalog reload during a rewrite
+// (session.mayBlock) — takes the loop's goroutine with it, as the
+// runtime hands a processor over when a thread blocks in a system call:
+// the session's sockets leave the epoll set, a new goroutine carries on
+// the loop for its other sessions, and once the handler returns the old
+// goroutine registers the session again (or lets it leave) and ends.
+// Nothing is reordered: while it is detached nothing else reads or
+// writes for the session, and what arrived meanwhile is reported as soon
+// as its sockets are back in the set. A rewrite that misses the cache
+// but needs no reload (parsing, analysis: CPU only) runs on the loop.
 
 type eventLoop struct {
 	epfd, evfd int
@@ -52,9 +61,18 @@ type eventLoop struct {
 	// epoll_wait instead); kept so its finalizer never closes epfd.
 	epf *os.File
 
-	mu       sync.Mutex
-	byFD     map[int]*loopSession
-	ejecting []*loopSession
+	mu        sync.Mutex
+	byFD      map[int]*loopSession
+	ejecting  []*loopSession
+	returning []returning
+}
+
+// returning is a detached session given back to its loop, with what its
+// handlers ended with.
+type returning struct {
+	ls    *loopSession
+	leave bool
+	err   error
 }
 
 // loopSession is a session registered on a loop.
@@ -63,15 +81,21 @@ type loopSession struct {
 	loop       *eventLoop
 	cfd, bfd   int
 	ccon, bcon *rawIOConn
-	working    bool       // life.begin ran for the batch being handled (the loop's clientLoop "working")
-	out        bool       // left the loop (loop goroutine only)
-	cev, bev   uint32     // the epoll events each socket is registered for now (loop goroutine only)
-	left       chan error // why it left: nil to go on, else what the client loop would have returned
+	working    bool   // life.begin ran for the batch being handled (the loop's clientLoop "working")
+	out        bool   // left the loop (loop goroutine only)
+	cev, bev   uint32 // the epoll events each socket is registered for now (loop goroutine only)
+	// detached: a handler of the session may wait, and the goroutine
+	// running it no longer serves the loop (set and cleared by that
+	// goroutine; the loop's new goroutine reads it).
+	detached atomic.Bool
+	left     chan error // why it left: nil to go on, else what the client loop would have returned
 }
 
 var (
-	// loopRegistered counts the sessions that started on a loop (tests).
-	loopRegistered atomic.Int64
+	// loopRegistered counts the sessions that started on a loop, and
+	// loopHandovers the loops handed to a new goroutine by a session that
+	// may wait (tests).
+	loopRegistered, loopHandovers atomic.Int64
 
 	loopsOnce sync.Once
 	loops     []*eventLoop
@@ -172,10 +196,12 @@ func loopSessionFor(s *session) *loopSession {
 	if ls.cfd < 0 || ls.bfd < 0 {
 		return nil
 	}
+	s.loop = ls
 	s.life.mu.Lock()
 	s.life.wake = func() { l.eject(ls) }
 	s.life.mu.Unlock()
 	if !s.life.steady() {
+		s.loop = nil
 		return nil
 	}
 	ccon.nonblock.Store(true)
@@ -211,8 +237,13 @@ func (l *eventLoop) eject(ls *loopSession) {
 	l.mu.Lock()
 	l.ejecting = append(l.ejecting, ls)
 	l.mu.Unlock()
+	l.wake()
+}
+
+// wake makes the loop's wait return (any goroutine).
+func (l *eventLoop) wake() {
 	var one [8]byte
-	one[7] = 1
+	one[7] = 1 // the eventfd counter is a host-order uint64; 1 in either order is nonzero
 	unix.Write(l.evfd, one[:])
 }
 
@@ -222,6 +253,8 @@ func (l *eventLoop) eject(ls *loopSession) {
 const (
 	readable = unix.EPOLLIN | unix.EPOLLRDHUP
 	writable = unix.EPOLLOUT
+	// unregistered: the socket is not in the set (a detached session).
+	unregistered = ^uint32(0)
 )
 
 // wait returns the next ready events, parking the loop's goroutine on
@@ -274,6 +307,12 @@ func (l *eventLoop) run() {
 				continue
 			}
 			leave, err := ls.ready(fd, ev.Events)
+			if ls.detached.Load() {
+				// This goroutine went with the session; another serves
+				// the loop now.
+				l.reattach(ls, leave, err)
+				return
+			}
 			if !leave {
 				leave, err = ls.rearm()
 			}
@@ -281,14 +320,67 @@ func (l *eventLoop) run() {
 				l.leave(ls, err)
 			}
 		}
+		l.returned()
 		l.mu.Lock()
 		ej := l.ejecting
 		l.ejecting = nil
 		l.mu.Unlock()
 		for _, ls := range ej {
-			if !ls.out {
+			// A detached session is not touched: the goroutine running
+			// it sees the transition when it attaches it again.
+			if !ls.out && !ls.detached.Load() {
 				l.leave(ls, nil)
 			}
+		}
+	}
+}
+
+// mayBlock is called by a handler before something that may wait. On an
+// event loop the session's sockets leave the epoll set and a new
+// goroutine carries on the loop; the caller's goroutine stays with the
+// session (reattach).
+func (s *session) mayBlock() {
+	ls := s.loop
+	if ls == nil || ls.detached.Load() {
+		return
+	}
+	ls.detached.Store(true)
+	l := ls.loop
+	for _, fd := range []int{ls.cfd, ls.bfd} {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	}
+	ls.cev, ls.bev = unregistered, unregistered
+	loopHandovers.Add(1)
+	go l.run()
+}
+
+// reattach ends a detached session's wait: the goroutine that carried it,
+// which served the loop before, gives it back to the loop's goroutine —
+// which registers it again or lets it leave (returned) — and ends.
+func (l *eventLoop) reattach(ls *loopSession, leave bool, err error) {
+	l.mu.Lock()
+	l.returning = append(l.returning, returning{ls, leave, err})
+	l.mu.Unlock()
+	l.wake()
+}
+
+// returned takes back the sessions whose wait ended (loop goroutine).
+func (l *eventLoop) returned() {
+	l.mu.Lock()
+	back := l.returning
+	l.returning = nil
+	l.mu.Unlock()
+	for _, r := range back {
+		ls, leave, err := r.ls, r.leave, r.err
+		ls.detached.Store(false)
+		if !leave && !ls.s.life.steady() {
+			leave = true // a transition while it waited: the goroutines take it
+		}
+		if !leave {
+			leave, err = ls.rearm()
+		}
+		if leave {
+			l.leave(ls, err)
 		}
 	}
 }
@@ -341,24 +433,33 @@ func (ls *loopSession) rearm() (leave bool, err error) {
 	case bs:
 		cev, bev = 0, readable|writable
 	}
-	if cev != ls.cev {
-		if err := unix.EpollCtl(ls.loop.epfd, unix.EPOLL_CTL_MOD, ls.cfd, &unix.EpollEvent{Events: cev, Fd: int32(ls.cfd)}); err != nil {
-			return true, nil
-		}
-		ls.cev = cev
-	}
-	if bev != ls.bev {
-		if err := unix.EpollCtl(ls.loop.epfd, unix.EPOLL_CTL_MOD, ls.bfd, &unix.EpollEvent{Events: bev, Fd: int32(ls.bfd)}); err != nil {
-			return true, nil
-		}
-		ls.bev = bev
+	if !ls.register(ls.cfd, &ls.cev, cev) || !ls.register(ls.bfd, &ls.bev, bev) {
+		return true, nil
 	}
 	return false, nil
+}
+
+// register sets the events fd is registered for to want; false: epoll
+// refused (the goroutines take the session).
+func (ls *loopSession) register(fd int, now *uint32, want uint32) bool {
+	if *now == want {
+		return true
+	}
+	op := unix.EPOLL_CTL_MOD
+	if *now == unregistered {
+		op = unix.EPOLL_CTL_ADD
+	}
+	if err := unix.EpollCtl(ls.loop.epfd, op, fd, &unix.EpollEvent{Events: want, Fd: int32(fd)}); err != nil {
+		return false
+	}
+	*now = want
+	return true
 }
 
 // leave takes the session off the loop and hands it to its goroutines.
 func (l *eventLoop) leave(ls *loopSession, err error) {
 	ls.out = true
+	ls.s.loop = nil
 	l.mu.Lock()
 	for _, fd := range []int{ls.cfd, ls.bfd} {
 		if l.byFD[fd] == ls { // not a newer session's, after a close let the number be reused

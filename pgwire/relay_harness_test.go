@@ -37,8 +37,12 @@ type fixedCatalog struct{ snap *catalog.Snapshot }
 
 func (c fixedCatalog) Current() *catalog.Snapshot { return c.snap }
 func (c fixedCatalog) Refresh(context.Context, time.Duration) (*catalog.Snapshot, error) {
+	time.Sleep(relayRefreshDelay)
 	return c.snap, nil
 }
+
+// relayRefreshDelay is how long a forced catalog reload takes.
+var relayRefreshDelay time.Duration
 
 type fixedPolicies struct{ st sqlrewrite.PolicyState }
 

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,6 +244,7 @@ func TestRelayOnEventLoop(t *testing.T) {
 		"RevocationWaitsForTheStatementBoundary": TestRelayRevocationWaitsForTheStatementBoundary,
 		"IdleTimeout":                            TestRelayIdleTimeout,
 		"SlowClientStallsNoOtherSession":         TestRelaySlowClientStallsNoOtherSession,
+		"CatalogReloadStallsNoOtherSession":      TestRelayCatalogReloadStallsNoOtherSession,
 	} {
 		t.Run(name, f)
 	}
@@ -310,5 +312,47 @@ func TestRelaySlowClientStallsNoOtherSession(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// A statement naming a relation the catalog does not know waits for a
+// forced catalog reload; other sessions are answered meanwhile (on the
+// event loop: the waiting session takes the loop's goroutine with it and
+// another carries on the loop), and the waiting session then gets its
+// answer and goes on.
+func TestRelayCatalogReloadStallsNoOtherSession(t *testing.T) {
+	relayRefreshDelay = 1500 * time.Millisecond
+	defer func() { relayRefreshDelay = 0 }()
+	handovers := loopHandovers.Load()
+	waiting := newRelayHarness(t)
+	others := []*relayHarness{}
+	for i := 0; i < 3; i++ {
+		others = append(others, newRelayHarness(t))
+	}
+	waiting.send(&pgproto3.Query{String: "SELECT * FROM public.not_there"})
+	time.Sleep(100 * time.Millisecond) // the rewrite is in the reload now
+
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		for _, h := range others {
+			h.send(&pgproto3.Query{String: "SELECT 1"})
+			wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("60 statements of other sessions took %s while one session waited for a catalog reload", d)
+	}
+	got := waiting.readyN(1)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "E:ERROR:42P01") || got[1] != "Z:I" {
+		t.Errorf("the waiting session got %v, want a 42P01 error and ReadyForQuery", got)
+	}
+	waiting.send(&pgproto3.Query{String: "SELECT 1"})
+	wantMessages(t, waiting.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	if relayOnEventLoop && loopHandovers.Load() == handovers {
+		t.Error("the event loop was not handed over while the session waited")
+	}
+	waiting.terminate()
+	for _, h := range others {
+		h.terminate()
 	}
 }

@@ -72,6 +72,11 @@ type session struct {
 	bc *backendConn
 	br *msgReader // backend loop
 
+	// loop is the session's place on an event loop while it is on one
+	// (set before it is registered, cleared when it leaves; read by the
+	// goroutine that runs the session's handlers).
+	loop *loopSession
+
 	id    *identity.Identity
 	cat   catalogSource
 	rsess *sqlrewrite.Session // client loop; SearchPath refreshed from paths before each rewrite
