@@ -96,7 +96,7 @@ func testSlowReader(t *testing.T, m relayMode) {
 	var want string
 	for i := range others {
 		others[i] = connect(t, p, "bob")
-		got := rows1(t, others[i], "SELECT customer FROM sales.orders WHERE id = $1", 1)
+		got := queryText(t, others[i], "SELECT customer FROM sales.orders WHERE id = $1", 1)
 		if want == "" {
 			want = got
 		} else if got != want {
@@ -337,7 +337,7 @@ func pointQueries(t *testing.T, conns []*pgx.Conn, perClient int, want string) [
 	return lat
 }
 
-func rows1(t *testing.T, c *pgx.Conn, sql string, args ...any) string {
+func queryText(t *testing.T, c *pgx.Conn, sql string, args ...any) string {
 	t.Helper()
 	var s string
 	if err := c.QueryRow(ctx(t), sql, args...).Scan(&s); err != nil {
