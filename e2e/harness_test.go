@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "building pgranger: %v\n%s", err, out)
 			return 1
 		}
-		cluster, err = testpg.New(ctx)
+		cluster, err = testpg.NewWith(ctx, testpg.Options{MaxConnections: testClusterConnections})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -137,6 +137,11 @@ GRANT USAGE, CREATE ON SCHEMA mallory TO pgranger_svc;
 CREATE TABLE mallory.loot (v text);
 GRANT ALL ON mallory.loot TO pgranger_svc;
 `
+
+// testClusterConnections is the cluster's max_connections: room for
+// TestBackpressureIdleSessions's 1,000 sessions, each with its own
+// backend connection, beside the demo proxy's pool.
+const testClusterConnections = 1200
 
 // proxy is a running pgranger process.
 type proxy struct {

@@ -23,13 +23,13 @@ import (
 //
 // It works the same for every source: the source installs bundles, may
 // clear them (Ranger: the service no longer exists), and reports through
-// the status function given to SetSource when it last succeeded.
+// the Source given to SetSource when it last succeeded.
 type Holder struct {
 	opts policy.Options
 	ttl  time.Duration // policy.cache-ttl-secs at start; see TTL
 	// reloadedTTL, when > 0, replaces ttl (a SIGHUP changed cache-ttl-secs).
 	reloadedTTL atomic.Int64
-	status      func() (time.Time, error) // the source's last success and error
+	src         Source
 	log         *slog.Logger
 
 	cur atomic.Pointer[loadedEngine]
@@ -52,13 +52,26 @@ func New(opts policy.Options, ttl time.Duration, log *slog.Logger) *Holder {
 	return &Holder{opts: opts, ttl: ttl, log: log}
 }
 
-// SetSource connects the source's report of its last success and error,
-// consulted on every statement; it is called once, before statements are
-// served. agesRejections is true for a source whose last success already
-// stops advancing while it delivers documents the engine rejects.
-func (h *Holder) SetSource(status func() (time.Time, error), agesRejections bool) {
-	h.status = status
-	h.sourceAgesRejections = agesRejections
+// Source is what the holder reads of a policy source.
+type Source struct {
+	// LastSuccess is when the source last confirmed its documents (zero:
+	// never). Every statement of every session reads it (PolicyState, on
+	// each Parse, Bind and Query), so it must not take a lock the
+	// sessions share: the sources publish it for an atomic load.
+	LastSuccess func() time.Time
+	// Err is the source's last error (nil after a successful check),
+	// read only when no engine is in force, to tell clients why.
+	Err func() error
+	// AgesRejections: the source's last success already stops advancing
+	// while it delivers documents the engine rejects.
+	AgesRejections bool
+}
+
+// SetSource connects the source; it is called once, before statements
+// are served.
+func (h *Holder) SetSource(src Source) {
+	h.src = src
+	h.sourceAgesRejections = src.AgesRejections
 }
 
 // SetTTL replaces policy.cache-ttl-secs (a SIGHUP changed it).
@@ -127,7 +140,7 @@ func (h *Holder) Clear(reason string) {
 
 // lastSuccess is the time the engine in force was last confirmed.
 func (h *Holder) lastSuccess() time.Time {
-	last, _ := h.status()
+	last := h.src.LastSuccess()
 	if r := h.rejectedAt.Load(); r != nil && r.Before(last) {
 		last = *r
 	}
@@ -139,7 +152,7 @@ func (h *Holder) PolicyState() sqlrewrite.PolicyState {
 	le := h.cur.Load()
 	if le == nil || le.engine == nil {
 		reason := "no policy bundle has been loaded"
-		switch _, err := h.status(); {
+		switch err := h.src.Err(); {
 		case le != nil && le.cleared != "":
 			reason = le.cleared
 		case err != nil:

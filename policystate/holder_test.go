@@ -3,18 +3,21 @@ package policystate
 import (
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 )
 
 func TestPolicyHolderFailsClosed(t *testing.T) {
 	last := time.Now()
 	var srcErr error
-	h := &Holder{ttl: time.Second, log: slog.New(slog.DiscardHandler),
-		status: func() (time.Time, error) { return last, srcErr }}
+	h := &Holder{ttl: time.Second, log: slog.New(slog.DiscardHandler)}
+	h.SetSource(Source{LastSuccess: func() time.Time { return last }, Err: func() error { return srcErr }})
 
 	// Nothing loaded: unavailable, with the source's error.
 	srcErr = errors.New("policies could not be downloaded from Ranger Admin")
@@ -80,6 +83,68 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	}
 	if err := h.Install(good); err != nil || h.PolicyState().Unavailable != "" {
 		t.Errorf("service back: %v %+v", err, h.PolicyState())
+	}
+}
+
+// The holder with a real file source, whose last success it reads
+// lock-free: fresh after a check, denied once no check confirmed the
+// files within the TTL, fresh again after the next check; a source that
+// never loaded denies with its error.
+func TestPolicyHolderFileSourceTTL(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hive.json")
+	src := ranger.NewFileSource(ranger.FilePaths{Policies: path})
+	h := New(policy.Options{}, 300*time.Millisecond, slog.New(slog.DiscardHandler))
+	h.SetSource(Source{LastSuccess: src.LastSuccess, Err: src.Err})
+
+	if _, err := src.Check(); err == nil {
+		t.Fatal("a missing file must fail the check")
+	}
+	if st := h.PolicyState(); st.Engine != nil || !strings.Contains(st.Unavailable, "no policy bundle has been loaded: ") || !strings.Contains(st.Unavailable, "hive.json") {
+		t.Errorf("nothing loaded: %+v", st)
+	}
+	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":7,"policies":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := src.Check()
+	if err != nil || b == nil {
+		t.Fatalf("check: %v %v", b, err)
+	}
+	if err := h.Install(b); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+		t.Fatalf("loaded: %+v", st)
+	}
+	if snap := h.Snapshot(); !snap.LastSuccess.Equal(src.LastSuccess()) || snap.LastSuccess.IsZero() {
+		t.Errorf("snapshot's last success %v, source's %v", snap.LastSuccess, src.LastSuccess())
+	}
+	time.Sleep(400 * time.Millisecond)
+	if st := h.PolicyState(); st.Engine == nil || !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs=0") {
+		t.Errorf("no check within the TTL must deny: %+v", st)
+	}
+	if b, err := src.Check(); err != nil || b != nil {
+		t.Fatalf("unchanged files: %v %v", b, err)
+	}
+	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+		t.Errorf("a check that finds the files unchanged confirms them: %+v", st)
+	}
+	// Files that stop parsing: the source's last success stops, and the
+	// engine in force ages out of the TTL from it.
+	before := src.LastSuccess()
+	if err := os.WriteFile(path, []byte(`{not json`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, time.Now().Add(time.Second), time.Now().Add(time.Second))
+	if _, err := src.Check(); err == nil {
+		t.Fatal("unparsable files must fail the check")
+	}
+	if !src.LastSuccess().Equal(before) {
+		t.Errorf("a failed check moved the last success: %v → %v", before, src.LastSuccess())
+	}
+	time.Sleep(400 * time.Millisecond)
+	if st := h.PolicyState(); !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs") {
+		t.Errorf("failing checks past the TTL must deny: %+v", st)
 	}
 }
 

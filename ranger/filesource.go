@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,9 @@ type FileSource struct {
 	sig         string // size/mtime of every file at the last good load
 	lastSuccess time.Time
 	lastErr     error
+	// last is lastSuccess published for LastSuccess: every statement of
+	// every session asks it (policystate), so it is read without mu.
+	last atomic.Pointer[time.Time]
 }
 
 // NewFileSource returns a source for paths.
@@ -45,6 +49,28 @@ func (f *FileSource) Status() (time.Time, error) {
 	return f.lastSuccess, f.lastErr
 }
 
+// LastSuccess is Status's time, read without a lock (an atomic load):
+// zero before the first successful check.
+func (f *FileSource) LastSuccess() time.Time {
+	if t := f.last.Load(); t != nil {
+		return *t
+	}
+	return time.Time{}
+}
+
+// Err is Status's error.
+func (f *FileSource) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lastErr
+}
+
+// succeededLocked records a successful check at now (f.mu held).
+func (f *FileSource) succeededLocked(now time.Time) {
+	f.lastSuccess = now
+	f.last.Store(&now)
+}
+
 // Check looks at the files. It returns a new bundle when they changed and
 // parsed, nil when nothing changed, and an error when they changed but do
 // not parse (or cannot be read).
@@ -56,7 +82,7 @@ func (f *FileSource) Check() (*Bundle, error) {
 	f.mu.Lock()
 	unchanged := sig == f.sig && f.lastErr == nil && !f.lastSuccess.IsZero()
 	if unchanged {
-		f.lastSuccess = time.Now()
+		f.succeededLocked(time.Now())
 	}
 	f.mu.Unlock()
 	if unchanged {
@@ -67,7 +93,8 @@ func (f *FileSource) Check() (*Bundle, error) {
 		return nil, f.failed(err)
 	}
 	f.mu.Lock()
-	f.sig, f.lastSuccess, f.lastErr = sig, time.Now(), nil
+	f.sig, f.lastErr = sig, nil
+	f.succeededLocked(time.Now())
 	f.mu.Unlock()
 	return b, nil
 }

@@ -48,7 +48,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policystat
 		Roles:     cfg.Policy.File.Roles,
 		UserStore: cfg.Policy.File.UserStore,
 	})
-	holder.SetSource(src.Status, false)
+	holder.SetSource(policystate.Source{LastSuccess: src.LastSuccess, Err: src.Err})
 	var lastErr string
 	onError := func(err error) {
 		// Loud, but once per distinct problem rather than once per poll.
@@ -177,15 +177,14 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 	}
 	// Ranger's source ages rejected documents itself: they are downloaded
 	// again, and only a 304 to the version in force confirms it.
-	holder.SetSource(func() (time.Time, error) {
-		last, err := src.Status()
-		if err != nil {
+	holder.SetSource(policystate.Source{LastSuccess: src.LastSuccess, Err: func() error {
+		if src.Err() != nil {
 			// The details (URLs, status, Ranger's message) are in the log;
 			// SQL clients learn only that Ranger is the problem.
-			err = errors.New("policies could not be downloaded from Ranger Admin; the pgranger log has the details")
+			return errors.New("policies could not be downloaded from Ranger Admin; the pgranger log has the details")
 		}
-		return last, err
-	}, true)
+		return nil
+	}, AgesRejections: true})
 	if ok, err := src.LoadCache(); err != nil {
 		log.Warn("policy.ranger.cache-dir: the disk cache is not used", "err", err)
 	} else if ok {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pgranger/pgranger/ranger"
@@ -60,11 +61,16 @@ type AdminSource struct {
 	mu             sync.Mutex
 	docs           map[Document]*docState
 	lastActivation time.Time
-	gone           string // why the service's policies were dropped ("" = not)
-	pending        bool   // documents downloaded but not installed (bundle incomplete)
-	lastErr        error
-	breaker        breaker
-	logged         map[Document]string // last failure logged per document
+	// last publishes lastSuccessLocked for LastSuccess, read by every
+	// statement of every session (policystate) without taking mu; each
+	// change to a document's lastSuccess or have stores it again
+	// (publishLocked).
+	last    atomic.Pointer[time.Time]
+	gone    string // why the service's policies were dropped ("" = not)
+	pending bool   // documents downloaded but not installed (bundle incomplete)
+	lastErr error
+	breaker breaker
+	logged  map[Document]string // last failure logged per document
 }
 
 type docState struct {
@@ -211,6 +217,7 @@ func (s *AdminSource) LoadCache() (bool, error) {
 		st.lastSuccess = e.confirmed
 		st.lastStatus = "cache"
 	}
+	s.publishLocked()
 	return true, nil
 }
 
@@ -221,6 +228,27 @@ func (s *AdminSource) Status() (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastSuccessLocked(), s.lastErrLocked()
+}
+
+// LastSuccess is Status's time, read without a lock (an atomic load).
+func (s *AdminSource) LastSuccess() time.Time {
+	if t := s.last.Load(); t != nil {
+		return *t
+	}
+	return time.Time{}
+}
+
+// Err is Status's error.
+func (s *AdminSource) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErrLocked()
+}
+
+// publishLocked stores lastSuccessLocked for LastSuccess (s.mu held).
+func (s *AdminSource) publishLocked() {
+	t := s.lastSuccessLocked()
+	s.last.Store(&t)
 }
 
 func (s *AdminSource) lastSuccessLocked() time.Time {
@@ -500,6 +528,7 @@ func (s *AdminSource) runRound(ctx context.Context) RefreshReport {
 	case !complete && changed:
 		s.pending = true
 	}
+	s.publishLocked()
 	s.lastErr = errors.Join(errs...)
 	if len(errs) > 0 {
 		s.breaker.fail(now, s.cfg.PollInterval)
@@ -545,6 +574,7 @@ func (s *AdminSource) serviceGone(now time.Time, results map[Document]FetchResul
 		st.body, st.parsed, st.version, st.have = nil, nil, -1, false
 		st.lastSuccess, st.lastErr = time.Time{}, cause
 	}
+	s.publishLocked()
 	s.gone = reason
 	s.pending = false
 	s.lastErr = cause

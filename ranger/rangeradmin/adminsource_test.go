@@ -116,7 +116,17 @@ func (f *fixture) refresh(t *testing.T) rangeradmin.RefreshReport {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.sameFreshness(t)
 	return rep
+}
+
+// sameFreshness: the lock-free LastSuccess, which every statement reads,
+// is the time Status reports under the source's lock.
+func (f *fixture) sameFreshness(t *testing.T) {
+	t.Helper()
+	if last, _ := f.src.Status(); !f.src.LastSuccess().Equal(last) {
+		t.Errorf("LastSuccess %v, Status %v", f.src.LastSuccess(), last)
+	}
 }
 
 func TestSourceRoundsVersionsAndFreshness(t *testing.T) {
@@ -399,6 +409,7 @@ func TestSourceDiskCache(t *testing.T) {
 	if last, _ := g.src.Status(); !last.Equal(confirmed) {
 		t.Errorf("cache freshness %v, want the original confirmation %v", last, confirmed)
 	}
+	g.sameFreshness(t)
 	rep := g.refresh(t)
 	if rep.Error == "" || g.sink.count() != 1 {
 		t.Errorf("Ranger down after a cached start: %+v", rep)

@@ -1,0 +1,46 @@
+package policystate
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
+)
+
+// BenchmarkPolicyStateParallel is the question every Parse, Bind and
+// Query asks (rewriteEnv), from every session at once: which engine, and
+// is it fresh? The source is a real FileSource, as policy.source = "file"
+// wires it.
+func BenchmarkPolicyStateParallel(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "hive.json")
+	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":1,"policies":[]}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	src := ranger.NewFileSource(ranger.FilePaths{Policies: path})
+	h := New(policy.Options{}, time.Hour, slog.New(slog.DiscardHandler))
+	h.SetSource(Source{LastSuccess: src.LastSuccess, Err: src.Err})
+	bundle, err := src.Check()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Install(bundle); err != nil {
+		b.Fatal(err)
+	}
+	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+		b.Fatalf("not in force: %+v", st)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if h.PolicyState().Engine == nil {
+				b.Fatal("no engine")
+			}
+		}
+	})
+}
