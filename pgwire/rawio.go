@@ -84,8 +84,19 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 		if c.readDone.Load() {
 			return 0, errWouldBlock
 		}
-		c.readDone.Store(true)
+		// A read that fills p likely left more behind (a large result
+		// streaming): the next read goes ahead rather than waiting for
+		// another readiness report.
+		n, err := c.read(p)
+		if n < len(p) {
+			c.readDone.Store(true)
+		}
+		return n, err
 	}
+	return c.read(p)
+}
+
+func (c *rawIOConn) read(p []byte) (int, error) {
 	var n int
 	var errno syscall.Errno
 	err := c.rc.Read(func(fd uintptr) bool {
