@@ -13,7 +13,11 @@ package pgwire
 //	backendloop.go  the backend side: backend messages relayed to the client,
 //	                swallowed, replaced or sanitized
 //	stmtaudit.go    statement counters and audit records, per completion
-//	eventloop_linux.go  listen.event-loop: the steady state on epoll loops
+//	eventloop_linux.go  listen.event-loop (the default): the steady state
+//	                on epoll loops, with backpressure and the hand-over
+//	                of a loop by a session whose handler may wait
+//	rawio.go        socket reads and writes by raw system calls; the
+//	                non-blocking mode and the spill the loops use
 //
 // Goroutines that touch a session:
 //
@@ -26,7 +30,9 @@ package pgwire
 //   - with listen.event-loop, an event loop's goroutine in place of both
 //     loops while the session is in its steady state (until it leaves the
 //     loop, the connection goroutine waits and the backend loop has not
-//     started);
+//     started). When a handler may wait (mayBlock) that goroutine stays
+//     with the session and a new one serves the loop; until the session
+//     is given back, only the goroutine that went with it touches it;
 //   - timers: the token deadline (expire), the idle timer (settle), a
 //     revocation's grace (end);
 //   - Server.Shutdown (drain; end at its deadline), Server.EndStaleSessions
@@ -37,9 +43,10 @@ package pgwire
 //
 // Locks: life.mu guards the lifecycle; queue.mu only a push and the
 // backend loop taking what was pushed (settle reads the queue's atomics
-// under life.mu); cwMu the client writer. The one nesting: the transition
-// to ending wakes an event loop under life.mu, taking the loop's mu,
-// which is held for nothing else of the session's. No other lock is held
+// under life.mu); cwMu the client writer; each raw connection's spillMu
+// its spill (taken inside cwMu by a client write). The one other
+// nesting: the transition to ending wakes an event loop under life.mu,
+// taking the loop's mu, which is held for nothing else of the session's. No other lock is held
 // while another is taken; the pool's and views' locks are their own.
 
 import (
