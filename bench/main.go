@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
+	flag.StringVar(&variantEnv, "variant", "", "also run the select-only workloads through a pgranger started with these space-separated NAME=value environment settings (pgranger-variant), e.g. -variant PGRANGER_LISTEN__EVENT_LOOPS=2")
 	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run the select-only workloads through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
 	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
@@ -91,6 +92,7 @@ type result struct {
 // Set by flags.
 var (
 	onlyWorkloads, cpuProfile, baseline string
+	variantEnv                          string
 	soakFor                             time.Duration
 	idleClients                         int
 	unixTargets, goroutineTarget        bool
@@ -182,6 +184,17 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		}
 		defer stop()
 		extra = append(extra, target{"pgranger-goroutines", port, "bench", "bench", "", "", pid})
+	}
+	if variantEnv != "" {
+		vdir := filepath.Join(dir, "variant")
+		os.Mkdir(vdir, 0o755)
+		port, pid, stop, err := launchPgranger(bin, vdir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, "",
+			strings.Fields(variantEnv)...)
+		if err != nil {
+			return fmt.Errorf("-variant: %w", err)
+		}
+		defer stop()
+		extra = append(extra, target{"pgranger-variant", port, "bench", "bench", "", "", pid})
 	}
 	var unix []target
 	if unixTargets {
