@@ -47,8 +47,8 @@ func main() {
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
-	flag.StringVar(&variantEnv, "variant", "", "also run the select-only workloads through a pgranger started with these space-separated NAME=value environment settings (pgranger-variant), e.g. -variant PGRANGER_LISTEN__EVENT_LOOPS=2")
-	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run the select-only workloads through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
+	flag.StringVar(&variantEnv, "variant", "", "also run every workload through a pgranger started with these space-separated NAME=value environment settings (pgranger-variant), e.g. -variant PGRANGER_LISTEN__EVENT_LOOPS=2")
+	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run every workload through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
 	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
@@ -231,8 +231,8 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), unix...)},
 		{"select-only -M extended (ungoverned for the user)", []string{"-S", "-M", "extended"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
 		{"select-only -M simple (ungoverned for the user)", []string{"-S", "-M", "simple"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
-		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append([]target{direct, directRewritten}, rangers...)},
-		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append([]target{direct, directRewritten}, rangers...)},
+		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append(append([]target{direct, directRewritten}, rangers...), extra...)},
+		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append(append([]target{direct, directRewritten}, rangers...), extra...)},
 	}
 	if soakFor > 0 {
 		return soak(env, dir, ranger, script, soakFor)
