@@ -33,11 +33,15 @@ var (
 	// tpchParallel: max_parallel_workers_per_gather for the database (-1:
 	// PostgreSQL's default, 2).
 	tpchParallel int
+	// tpchFilterIndexes: give the source tables' indexes partial twins
+	// with the row filter as predicate (tpch.FilterIndexes).
+	tpchFilterIndexes bool
 )
 
 // The flags of this file that bench/main.go does not declare.
 func init() {
 	flag.StringVar(&tpchOnly, "tpch-queries", "", "with -tpch: time only these queries, comma-separated (q05,q18); default all 22")
+	flag.BoolVar(&tpchFilterIndexes, "tpch-filter-indexes", false, "with -tpch: after the copies, give every index of a row-filtered source table a partial twin whose predicate is the row filter (what a deployment can build; the copies' indexes hold only the visible rows)")
 	flag.IntVar(&tpchParallel, "tpch-parallel-workers", -1, "with -tpch: ALTER DATABASE tpch SET max_parallel_workers_per_gather to this for every session, copies and pgranger alike (a diagnostic: on a 2-core machine PostgreSQL's default of 2 runs 3 processes per parallel query); -1 leaves PostgreSQL's default")
 }
 
@@ -133,6 +137,15 @@ func runTPCH(bin string) error {
 		return err
 	}
 	fmt.Printf("copies built through pgranger in %s\n", time.Since(start).Round(time.Millisecond))
+	if tpchFilterIndexes {
+		stmts, err := tpch.FilterIndexes(ctx, super)
+		if err != nil {
+			return err
+		}
+		for _, s := range stmts {
+			fmt.Println(clip(s, 120))
+		}
+	}
 	if tpchStoredMasks {
 		// After the copies, which stay as they are (COPY through
 		// pgranger would carry the new columns).
