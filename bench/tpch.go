@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,7 +28,44 @@ var (
 	// tpchStoredMasks: add the stored-mask columns (pgranger masks
 	// --stored-ddl) to the source tables once the copies are built.
 	tpchStoredMasks bool
+	// tpchOnly: the queries to time (comma-separated names), all if empty.
+	tpchOnly string
+	// tpchParallel: max_parallel_workers_per_gather for the database (-1:
+	// PostgreSQL's default, 2).
+	tpchParallel int
+	// tpchFilterIndexes: give the source tables' indexes partial twins
+	// with the row filter as predicate (tpch.FilterIndexes).
+	tpchFilterIndexes bool
 )
+
+// The flags of this file that bench/main.go does not declare.
+func init() {
+	flag.StringVar(&tpchOnly, "tpch-queries", "", "with -tpch: time only these queries, comma-separated (q05,q18); default all 22")
+	flag.BoolVar(&tpchFilterIndexes, "tpch-filter-indexes", false, "with -tpch: after the copies, give every index of a row-filtered source table a partial twin whose predicate is the row filter (what a deployment can build; the copies' indexes hold only the visible rows)")
+	flag.IntVar(&tpchParallel, "tpch-parallel-workers", -1, "with -tpch: ALTER DATABASE tpch SET max_parallel_workers_per_gather to this for every session, copies and pgranger alike (a diagnostic: on a 2-core machine PostgreSQL's default of 2 runs 3 processes per parallel query); -1 leaves PostgreSQL's default")
+}
+
+// tpchQueries are the queries -tpch-queries selects.
+func tpchQueries() ([]tpch.Query, error) {
+	all := tpch.Queries()
+	if tpchOnly == "" {
+		return all, nil
+	}
+	var out []tpch.Query
+	for _, name := range strings.Split(tpchOnly, ",") {
+		found := false
+		for _, q := range all {
+			if q.Name == strings.TrimSpace(name) {
+				out = append(out, q)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("-tpch-queries: no query %q (q01 … q22)", name)
+		}
+	}
+	return out, nil
+}
 
 // runTPCH is bench -tpch: a governed query should cost about what the same
 // query costs on a table that physically holds only the user's rows and
@@ -53,6 +91,18 @@ func runTPCH(bin string) error {
 		return err
 	}
 	if err := c.Exec(ctx, "tpch", "CREATE ROLE pgranger_svc LOGIN PASSWORD 'pgranger_svc'"); err != nil {
+		return err
+	}
+	if tpchParallel >= 0 {
+		// Before any session of the benchmark (the loader's, pgranger's
+		// pool, the copies') starts: all of them plan with it.
+		if err := c.Exec(ctx, "tpch", fmt.Sprintf("ALTER DATABASE tpch SET max_parallel_workers_per_gather = %d", tpchParallel)); err != nil {
+			return err
+		}
+		fmt.Printf("max_parallel_workers_per_gather = %d for every session\n", tpchParallel)
+	}
+	queries, err := tpchQueries()
+	if err != nil {
 		return err
 	}
 	super, err := pgx.Connect(ctx, c.SuperDSN("tpch"))
@@ -87,6 +137,15 @@ func runTPCH(bin string) error {
 		return err
 	}
 	fmt.Printf("copies built through pgranger in %s\n", time.Since(start).Round(time.Millisecond))
+	if tpchFilterIndexes {
+		stmts, err := tpch.FilterIndexes(ctx, super)
+		if err != nil {
+			return err
+		}
+		for _, s := range stmts {
+			fmt.Println(clip(s, 120))
+		}
+	}
 	if tpchStoredMasks {
 		// After the copies, which stay as they are (COPY through
 		// pgranger would carry the new columns).
@@ -152,7 +211,7 @@ func runTPCH(bin string) error {
 		if err := tpch.UseSchema(ctx, computed, tpch.Schema); err != nil {
 			return err
 		}
-		return timeStored(direct, computed, reader)
+		return timeStored(direct, computed, reader, queries)
 	}
 
 	modes := []struct {
@@ -164,7 +223,7 @@ func runTPCH(bin string) error {
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	ratios := make([][]float64, len(modes))
 	worst := make([]string, len(modes))
-	for _, q := range tpch.Queries() {
+	for _, q := range queries {
 		line := fmt.Sprintf("| %s |", q.Name)
 		rows := -1
 		for i, m := range modes {
@@ -195,7 +254,7 @@ func runTPCH(bin string) error {
 // timeStored times every query on the copies, through pgranger computing
 // the masks and through pgranger reading the stored masks, interleaved,
 // and prints both ratios.
-func timeStored(direct, computed, stored *pgx.Conn) error {
+func timeStored(direct, computed, stored *pgx.Conn, queries []tpch.Query) error {
 	modes := []struct {
 		name string
 		mode pgx.QueryExecMode
@@ -205,7 +264,7 @@ func timeStored(direct, computed, stored *pgx.Conn) error {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	type agg struct{ computed, stored []float64 }
 	ratios := make([]agg, len(modes))
-	for _, q := range tpch.Queries() {
+	for _, q := range queries {
 		line := fmt.Sprintf("| %s |", q.Name)
 		for i, m := range modes {
 			med, n, err := timeTargets([]*pgx.Conn{direct, computed, stored}, q, m.mode)

@@ -199,6 +199,16 @@ func testEngine(t testing.TB) *policy.Engine {
 	sp.Policies = append(sp.Policies,
 		filterFor(903, "carol", "region IN (SELECT o.region FROM sales.orders o WHERE o.amount > 0)"),
 		filterFor(904, "eve", "dept = 'x'"))
+	// Test-only: a row filter for frank on hr.employees, whose hire_date
+	// is not masked (range hints for guarded date conditions, rangehint.go).
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 910, Name: "test: employees filter", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 2,
+		Resources: map[string]ranger.RangerPolicyResource{"database": {Values: []string{"hr"}}, "table": {Values: []string{"employees"}}},
+		RowFilterPolicyItems: []ranger.RangerRowFilterPolicyItem{{
+			RangerPolicyItem: ranger.RangerPolicyItem{Accesses: []ranger.RangerPolicyItemAccess{{Type: "select", IsAllowed: true}}, Users: []string{"frank"}},
+			RowFilterInfo:    &ranger.RangerPolicyItemRowFilterInfo{FilterExpr: "department <> 'board'"},
+		}},
+	})
 	// Test-only: support (carol, denied hr.employees) may read the view
 	// hr.directory over it.
 	sp.Policies = append(sp.Policies, ranger.RangerPolicy{

@@ -147,7 +147,10 @@ func (r *stmtRewriter) placeBarrier(ref *relRef, sel *pg.SelectStmt) {
 		d = &barrierDecision{fence: true} // not decided: fail towards the fence
 	}
 	conds := []*pg.Node{sel.WhereClause}
+	var hints []*pg.Node
 	for _, c := range d.guards {
+		// Before moveInto, which rewrites the conjunct's column references.
+		hints = append(hints, r.rangeHint(ref, c)...)
 		moved := r.moveInto(ref, c)
 		filter := r.rowFilterWhere(ref)
 		if r.err != nil {
@@ -159,6 +162,7 @@ func (r *stmtRewriter) placeBarrier(ref *relRef, sel *pg.SelectStmt) {
 			Location:  -1,
 		}}})
 	}
+	conds = append(conds, hints...)
 	for _, c := range d.pushed {
 		conds = append(conds, r.moveInto(ref, c))
 	}

@@ -14,6 +14,7 @@ package tpch
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -223,3 +224,68 @@ func Run(ctx context.Context, conn *pgx.Conn, sql string, mode pgx.QueryExecMode
 }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// FilterIndexes gives every index of a row-filtered table in Schema a
+// partial twin whose predicate is the table's row filter (the policies of
+// Policies), and analyzes the tables. The copies' indexes hold only the
+// rows the user sees; these are the same indexes on the source, which a
+// deployment can build for the filters its users read through (a probe
+// of such an index needs no heap visit to check the filter, so an
+// index-only scan stays one). It returns the statements it ran.
+func FilterIndexes(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	var bundle struct {
+		Policies []struct {
+			PolicyType int `json:"policyType"`
+			Resources  map[string]struct {
+				Values []string `json:"values"`
+			} `json:"resources"`
+			RowFilterPolicyItems []struct {
+				RowFilterInfo struct {
+					FilterExpr string `json:"filterExpr"`
+				} `json:"rowFilterInfo"`
+			} `json:"rowFilterPolicyItems"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(Policies(), &bundle); err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, p := range bundle.Policies {
+		if p.PolicyType != 2 || len(p.Resources["table"].Values) != 1 || len(p.RowFilterPolicyItems) != 1 {
+			continue
+		}
+		table, filter := p.Resources["table"].Values[0], p.RowFilterPolicyItems[0].RowFilterInfo.FilterExpr
+		rows, err := conn.Query(ctx, `SELECT c.relname, pg_get_indexdef(i.indexrelid)
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			WHERE i.indrelid = (quote_ident($1) || '.' || quote_ident($2))::regclass AND i.indpred IS NULL ORDER BY 1`, Schema, table)
+		if err != nil {
+			return nil, err
+		}
+		var defs [][2]string
+		for rows.Next() {
+			var name, def string
+			if err := rows.Scan(&name, &def); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			defs = append(defs, [2]string{name, def})
+		}
+		rows.Close()
+		if rows.Err() != nil {
+			return nil, rows.Err()
+		}
+		for _, d := range defs {
+			// "CREATE [UNIQUE] INDEX name ON schema.table USING …": the
+			// twin is named name_visible and has the filter as predicate.
+			stmt := strings.Replace(d[1], " INDEX "+d[0]+" ON ", " INDEX "+d[0]+"_visible ON ", 1) + " WHERE " + filter
+			if _, err := conn.Exec(ctx, stmt); err != nil {
+				return nil, fmt.Errorf("%s: %w", stmt, err)
+			}
+			done = append(done, stmt)
+		}
+		if _, err := conn.Exec(ctx, "ANALYZE "+Schema+"."+table); err != nil {
+			return nil, err
+		}
+	}
+	return done, nil
+}

@@ -150,3 +150,22 @@ SELECT id FROM sales.orders_calc WHERE id = 1
 
 -- case: guard: a filter that is an AND itself (one flat AND is sent)
 SELECT "Id" FROM sales."Odd Orders" WHERE 1/("Id" - 5) > 0
+
+-- case: guard: a date column against date + interval (a timestamp) gets a leakproof date bound beside the guard
+-- user: frank
+SELECT id FROM hr.employees WHERE hire_date >= DATE '1994-01-01' AND hire_date < DATE '1994-01-01' + INTERVAL '1' YEAR
+
+-- case: guard: the timestamp on the left, and BETWEEN timestamps, get date bounds too
+-- user: frank
+SELECT id FROM hr.employees WHERE DATE '1995-01-01' + INTERVAL '3' MONTH > hire_date AND hire_date BETWEEN TIMESTAMP '1994-01-01 10:00' AND LOCALTIMESTAMP
+
+-- case: guard: equality with a timestamp parameter gets a date equality
+-- user: frank
+SELECT id FROM hr.employees WHERE hire_date = $1::timestamp
+
+-- case: guard: no date bound for a timestamptz or a volatile right side
+-- user: frank
+SELECT e.id FROM hr.employees e WHERE e.hire_date < now() AND e.hire_date < DATE '2000-01-01' + random() * INTERVAL '1 day'
+
+-- case: guard: no date bound for a masked date column
+SELECT id FROM sales.orders WHERE order_date < DATE '2000-01-01' + INTERVAL '1' DAY
