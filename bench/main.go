@@ -112,7 +112,9 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 	}
 	ctx := context.Background()
 	fmt.Println("starting PostgreSQL …")
-	c, err := testpg.NewWith(ctx, testpg.Options{MaxConnections: idleClients + 100})
+	// The idle clients, and room for the connections every proxy target
+	// keeps in its pool after the 32-client runs.
+	c, err := testpg.NewWith(ctx, testpg.Options{MaxConnections: idleClients + 300})
 	if err != nil {
 		return err
 	}

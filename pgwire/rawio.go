@@ -186,6 +186,18 @@ func (c *rawIOConn) flushSpill() error {
 // writeNow writes what the socket takes without waiting; blocked: it
 // took less than p because its send buffer is full.
 func (c *rawIOConn) writeNow(p []byte) (n int, blocked bool, err error) {
+	return c.send(p, false)
+}
+
+// write writes all of p, waiting for the socket when it is full.
+func (c *rawIOConn) write(p []byte) (int, error) {
+	n, _, err := c.send(p, true)
+	return n, err
+}
+
+// send writes p; when the send buffer is full it waits for the socket
+// to drain (wait) or returns with blocked set.
+func (c *rawIOConn) send(p []byte, wait bool) (n int, blocked bool, err error) {
 	var errno syscall.Errno
 	rerr := c.rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
@@ -195,6 +207,9 @@ func (c *rawIOConn) writeNow(p []byte) (n int, blocked bool, err error) {
 				n += int(r)
 			case syscall.EINTR:
 			case syscall.EAGAIN:
+				if wait {
+					return false // the runtime's poller waits for writability, then calls again
+				}
 				blocked = true
 				return true
 			default:
@@ -211,35 +226,6 @@ func (c *rawIOConn) writeNow(p []byte) (n int, blocked bool, err error) {
 		return n, false, opError("write", c.Conn, errno)
 	}
 	return n, blocked, nil
-}
-
-// write writes all of p, waiting for the socket when it is full.
-func (c *rawIOConn) write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n), 0, 0, 0)
-			switch e {
-			case 0:
-				n += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // the send buffer is full: wait until it drains
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
-	switch {
-	case err != nil:
-		return n, opError("write", c.Conn, err)
-	case errno != 0:
-		return n, opError("write", c.Conn, errno)
-	}
-	return n, nil
 }
 
 // opError shapes an error like net.Conn's own, so callers testing for

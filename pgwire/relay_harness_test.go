@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,12 +38,17 @@ type fixedCatalog struct{ snap *catalog.Snapshot }
 
 func (c fixedCatalog) Current() *catalog.Snapshot { return c.snap }
 func (c fixedCatalog) Refresh(context.Context, time.Duration) (*catalog.Snapshot, error) {
+	relayRefreshes.Add(1)
 	time.Sleep(relayRefreshDelay)
 	return c.snap, nil
 }
 
-// relayRefreshDelay is how long a forced catalog reload takes.
-var relayRefreshDelay time.Duration
+// relayRefreshDelay is how long a forced catalog reload takes;
+// relayRefreshes counts the reloads begun.
+var (
+	relayRefreshDelay time.Duration
+	relayRefreshes    atomic.Int64
+)
 
 type fixedPolicies struct{ st sqlrewrite.PolicyState }
 
@@ -308,7 +314,9 @@ type fakeBackend struct {
 	portals  map[string]string
 	status   byte
 	skipping bool // after an error in the extended protocol, up to Sync
-	stopped  chan struct{}
+	// rowsFlushed: the rows of a 'rows N' query written so far.
+	rowsFlushed atomic.Int64
+	stopped     chan struct{}
 }
 
 func newFakeBackend(t testing.TB, conn net.Conn, sock string, pid, secret uint32) *fakeBackend {
@@ -394,6 +402,7 @@ func (b *fakeBackend) run(sql string, describe bool) bool {
 				if err := b.be.Flush(); err != nil {
 					return false
 				}
+				b.rowsFlushed.Store(int64(i + 1))
 			}
 		}
 		b.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("SELECT %d", n))})

@@ -265,7 +265,18 @@ func TestRelaySlowClientStallsNoOtherSession(t *testing.T) {
 		others = append(others, newRelayHarness(t))
 	}
 	slow.send(&pgproto3.Query{String: fmt.Sprintf("SELECT 'rows %d'", rows)})
-	time.Sleep(200 * time.Millisecond) // the proxy fills the slow client's socket and stops
+	// The stream is held up: the fake backend has written what the
+	// sockets and the proxy's buffers take and waits.
+	stalled := func() bool {
+		before := slow.back.rowsFlushed.Load()
+		time.Sleep(50 * time.Millisecond)
+		return before > 0 && slow.back.rowsFlushed.Load() == before
+	}
+	for deadline := time.Now().Add(5 * time.Second); !stalled(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the result did not stall behind the client that does not read (%d rows written)", slow.back.rowsFlushed.Load())
+		}
+	}
 
 	start := time.Now()
 	for i := 0; i < 20; i++ {
@@ -329,8 +340,13 @@ func TestRelayCatalogReloadStallsNoOtherSession(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		others = append(others, newRelayHarness(t))
 	}
+	reloads := relayRefreshes.Load()
 	waiting.send(&pgproto3.Query{String: "SELECT * FROM public.not_there"})
-	time.Sleep(100 * time.Millisecond) // the rewrite is in the reload now
+	for deadline := time.Now().Add(5 * time.Second); relayRefreshes.Load() == reloads; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement naming an unknown relation did not reload the catalog")
+		}
+	}
 
 	start := time.Now()
 	for i := 0; i < 20; i++ {
