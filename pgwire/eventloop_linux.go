@@ -243,7 +243,7 @@ func (l *eventLoop) eject(ls *loopSession) {
 // wake makes the loop's wait return (any goroutine).
 func (l *eventLoop) wake() {
 	var one [8]byte
-	one[7] = 1 // the eventfd counter is a host-order uint64; 1 in either order is nonzero
+	binary.NativeEndian.PutUint64(one[:], 1) // the eventfd counter is a host-order uint64
 	unix.Write(l.evfd, one[:])
 }
 
@@ -302,10 +302,18 @@ func (l *eventLoop) run() {
 			}
 			l.mu.Lock()
 			ls := l.byFD[fd]
-			l.mu.Unlock()
 			if ls == nil || ls.out {
+				// Registered after its session left (a transition while
+				// it was being registered): no session of this loop
+				// reads it, and a level-triggered report would repeat.
+				unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+				if ls != nil {
+					delete(l.byFD, fd)
+				}
+				l.mu.Unlock()
 				continue
 			}
+			l.mu.Unlock()
 			leave, err := ls.ready(fd, ev.Events)
 			if ls.detached.Load() {
 				// This goroutine went with the session; another serves
