@@ -62,6 +62,7 @@ type eventLoop struct {
 	epf *os.File
 
 	mu        sync.Mutex
+	broken    bool // the loop stopped (abandon): it takes no session
 	byFD      map[int]*loopSession
 	ejecting  []*loopSession
 	returning []returning
@@ -192,6 +193,12 @@ func loopSessionFor(s *session) *loopSession {
 		return nil
 	}
 	l := all[loopNext.Add(1)%uint32(len(all))]
+	l.mu.Lock()
+	broken := l.broken
+	l.mu.Unlock()
+	if broken {
+		return nil
+	}
 	ls := &loopSession{s: s, loop: l, cfd: fdOf(ccon), bfd: fdOf(bcon), ccon: ccon, bcon: bcon, left: make(chan error, 1)}
 	if ls.cfd < 0 || ls.bfd < 0 {
 		return nil
@@ -291,6 +298,10 @@ func (l *eventLoop) run() {
 			if err == unix.EINTR {
 				continue
 			}
+			// The loop cannot wait any more (it should not happen):
+			// its sessions go on on their goroutines, new ones are not
+			// given to it.
+			l.abandon()
 			return
 		}
 		for _, ev := range events[:n] {
@@ -362,11 +373,41 @@ func (s *session) mayBlock() {
 	go l.run()
 }
 
+// abandon hands every session of a loop that stops to its goroutines.
+func (l *eventLoop) abandon() {
+	l.mu.Lock()
+	l.broken = true
+	back := l.returning
+	l.returning = nil
+	var all []*loopSession
+	for _, ls := range l.byFD {
+		if !ls.detached.Load() {
+			all = append(all, ls) // twice each (both sockets): leave once
+		}
+	}
+	l.mu.Unlock()
+	for _, r := range back {
+		r.ls.detached.Store(false)
+		l.leave(r.ls, r.err)
+	}
+	for _, ls := range all {
+		if !ls.out {
+			l.leave(ls, nil)
+		}
+	}
+}
+
 // reattach ends a detached session's wait: the goroutine that carried it,
 // which served the loop before, gives it back to the loop's goroutine —
 // which registers it again or lets it leave (returned) — and ends.
 func (l *eventLoop) reattach(ls *loopSession, leave bool, err error) {
 	l.mu.Lock()
+	if l.broken {
+		l.mu.Unlock()
+		ls.detached.Store(false)
+		l.leave(ls, err)
+		return
+	}
 	l.returning = append(l.returning, returning{ls, leave, err})
 	l.mu.Unlock()
 	l.wake()

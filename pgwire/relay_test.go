@@ -372,3 +372,48 @@ func TestRelayCatalogReloadStallsNoOtherSession(t *testing.T) {
 		h.terminate()
 	}
 }
+
+// A loop that can no longer wait hands its sessions to their goroutines,
+// which go on where it stopped, and takes no new session.
+func TestRelayEventLoopThatStopsHandsItsSessionsOver(t *testing.T) {
+	relayOnEventLoop = true
+	defer func() { relayOnEventLoop = false }()
+	eventLoops(0)
+	l, err := newEventLoop()
+	if err != nil || l.epf == nil {
+		t.Fatalf("a loop: %v", err)
+	}
+	saved := loops
+	loops = []*eventLoop{l}
+	defer func() { loops = saved }()
+	go l.run()
+
+	h := newRelayHarness(t)
+	h.send(&pgproto3.Query{String: "SELECT 1"})
+	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	l.mu.Lock()
+	onIt := len(l.byFD)
+	l.mu.Unlock()
+	if onIt != 2 {
+		t.Fatalf("the session is not on the loop (%d sockets registered)", onIt)
+	}
+
+	l.epf.Close() // its wait fails from now on
+	h.send(&pgproto3.Query{String: "SELECT 1"})
+	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	l.mu.Lock()
+	onIt = len(l.byFD)
+	l.mu.Unlock()
+	if onIt != 0 {
+		t.Errorf("%d sockets still registered on the stopped loop", onIt)
+	}
+	registered := loopRegistered.Load()
+	h2 := newRelayHarness(t)
+	h2.send(&pgproto3.Query{String: "SELECT 1"})
+	wantMessages(t, h2.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	if loopRegistered.Load() != registered {
+		t.Error("a stopped loop took a new session")
+	}
+	h.terminate()
+	h2.terminate()
+}
