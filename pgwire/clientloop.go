@@ -207,6 +207,10 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 	s.rsess.SearchPath = s.paths.get()
 	if s.env.Refresh == nil {
 		s.env.Refresh = s.refreshCatalog
+		// Parsing and analysing a statement the caches do not hold is
+		// CPU for as long as the statement is large: on an event loop,
+		// the loop's other sessions go on meanwhile.
+		s.env.Analysing = s.mayBlock
 	}
 	s.env.Policy = s.srv.opts.Policies.PolicyState()
 	s.env.Catalog = s.cat.Current()

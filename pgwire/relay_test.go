@@ -417,3 +417,28 @@ func TestRelayEventLoopThatStopsHandsItsSessionsOver(t *testing.T) {
 	h.terminate()
 	h2.terminate()
 }
+
+// On the event loop, a statement the rewrite caches do not hold is parsed
+// and analysed off the loop (its goroutine goes with the session and a
+// new one serves the loop), and one they hold is not: a new statement
+// shape hands the loop over once, its repetitions — other literals, the
+// same text — never.
+func TestRelayEventLoopAnalysesCacheMissesOffTheLoop(t *testing.T) {
+	relayOnEventLoop = true
+	defer func() { relayOnEventLoop = false }()
+	h := newRelayHarness(t)
+	before := loopHandovers.Load()
+	h.send(&pgproto3.Query{String: "SELECT id FROM t WHERE id = 1 AND id < 77"})
+	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	if n := loopHandovers.Load() - before; n != 1 {
+		t.Errorf("a new statement handed the loop over %d times, want 1", n)
+	}
+	for i := 2; i < 20; i++ {
+		h.send(&pgproto3.Query{String: fmt.Sprintf("SELECT id FROM t WHERE id = %d AND id < 77", i)})
+		wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	}
+	if n := loopHandovers.Load() - before; n != 1 {
+		t.Errorf("after 18 statements of the same shape the loop was handed over %d times, want 1", n)
+	}
+	h.terminate()
+}

@@ -201,6 +201,13 @@ func (s *session) run() {
 	}
 	stopTimer()
 	ownEnd := s.life.clientGone() // false: pgranger ended it, its FATAL error said why
+	if !ownEnd {
+		// The FATAL error is written by whoever ended the session
+		// (terminate); the connection must not close before it is. On
+		// an event loop the client loop can get here first: the loop
+		// lets the session go as soon as the session is ending.
+		<-s.life.ended
+	}
 	if ownEnd && err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) {
 		var fe *fatalError
 		if errors.As(err, &fe) {
