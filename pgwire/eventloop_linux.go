@@ -44,16 +44,19 @@ import (
 // deadline), the client's Terminate or a protocol error, a connection
 // that ends.
 //
-// A handler that may wait — a forced catalog reload during a rewrite
-// (session.mayBlock) — takes the loop's goroutine with it, as the
+// A handler that may take long — a rewrite that must parse and analyse
+// a statement the caches do not hold (milliseconds for a large one), a
+// forced catalog reload during it (session.mayBlock, through the
+// rewriter's Env.Analysing and Env.Refresh) — takes the loop's goroutine
+// with it, as the
 // runtime hands a processor over when a thread blocks in a system call:
 // the session's sockets leave the epoll set, a new goroutine carries on
 // the loop for its other sessions, and once the handler returns the old
 // goroutine registers the session again (or lets it leave) and ends.
 // Nothing is reordered: while it is detached nothing else reads or
 // writes for the session, and what arrived meanwhile is reported as soon
-// as its sockets are back in the set. A rewrite that misses the cache
-// but needs no reload (parsing, analysis: CPU only) runs on the loop.
+// as its sockets are back in the set. A rewrite served from the caches
+// (the exact text, or its literal template) stays on the loop.
 
 type eventLoop struct {
 	epfd, evfd int
