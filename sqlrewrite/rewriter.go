@@ -100,7 +100,7 @@ type Env struct {
 	// statement — so a caller serving many sessions on one goroutine can
 	// hand them to another meanwhile (pgwire's event loop).
 	Analysing func()
-	Now     time.Time
+	Now       time.Time
 	// ParamTypes are the types a client declared for $1…$n (Parse's
 	// parameter OIDs; 0 = let the server infer). They decide how the
 	// backend resolves operators on parameters, so they are part of the
