@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// listen.event-loops = 2, what docs/configuration.md advises for many
+// clients on the simple protocol: six concurrent sessions, dealt to both
+// loops, see bob's exact masked rows with both protocols.
+func TestTwoEventLoops(t *testing.T) {
+	p := startProxy(t, proxyOptions{env: map[string]string{"PGRANGER_LISTEN__EVENT_LOOPS": "2"}})
+	const query = "SELECT id, ssn, amount FROM sales.orders ORDER BY id"
+	want := strings.Join([]string{"1|xxx-xx-1111|1200.50", "3|xxx-xx-3333|4410.25", "5|xxx-xx-5555|1780.00"}, "\n")
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := pgx.Connect(ctx, p.dsn("bob", "bob"))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close(context.Background())
+			for j := 0; j < 20; j++ {
+				var args []any
+				if j%2 == 0 {
+					args = append(args, pgx.QueryExecModeSimpleProtocol)
+				}
+				got, err := tryRows(conn, query, args...)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if g := strings.Join(got, "\n"); g != want {
+					errs <- fmt.Errorf("statement %d: got\n%s\nwant\n%s", j+1, g, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
