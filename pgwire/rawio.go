@@ -47,6 +47,9 @@ type rawIOConn struct {
 	// flush of a session's 32 KiB writer could not send.
 	spillMu sync.Mutex
 	spill   []byte
+	// spilling is len(spill) > 0, set under spillMu and read without
+	// it: the loops ask for every frame they relay.
+	spilling atomic.Bool
 }
 
 // errWouldBlock is a non-blocking read that found no data.
@@ -140,6 +143,7 @@ func (c *rawIOConn) Write(p []byte) (int, error) {
 		n, blocked, err := c.writeNow(p)
 		if blocked {
 			c.spill = append(c.spill, p[n:]...)
+			c.spilling.Store(true)
 			return len(p), nil
 		}
 		return n, err
@@ -149,16 +153,13 @@ func (c *rawIOConn) Write(p []byte) (int, error) {
 			return 0, err
 		}
 		c.spill = c.spill[:0]
+		c.spilling.Store(false)
 	}
 	return c.write(p)
 }
 
 // spilled reports whether a non-blocking write left bytes to send.
-func (c *rawIOConn) spilled() bool {
-	c.spillMu.Lock()
-	defer c.spillMu.Unlock()
-	return len(c.spill) > 0
-}
+func (c *rawIOConn) spilled() bool { return c.spilling.Load() }
 
 // drain sends what it can of the spill without blocking; done: nothing
 // is left.
@@ -167,6 +168,7 @@ func (c *rawIOConn) drain() (done bool, err error) {
 	defer c.spillMu.Unlock()
 	n, _, err := c.writeNow(c.spill)
 	c.spill = c.spill[:copy(c.spill, c.spill[n:])]
+	c.spilling.Store(len(c.spill) > 0)
 	return len(c.spill) == 0, err
 }
 
@@ -180,6 +182,7 @@ func (c *rawIOConn) flushSpill() error {
 	}
 	_, err := c.write(c.spill)
 	c.spill = nil
+	c.spilling.Store(false)
 	return err
 }
 
