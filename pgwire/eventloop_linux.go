@@ -296,6 +296,12 @@ func (l *eventLoop) wait(events []unix.EpollEvent) (int, error) {
 func (l *eventLoop) run() {
 	events := make([]unix.EpollEvent, 256)
 	for {
+		// Before waiting: what was asked of the loop — sessions given
+		// back after a wait, sessions to let go. First of all for a
+		// goroutine that takes the loop over from one that went with a
+		// session, which may have consumed the eventfd's wake-up for
+		// them and then left its batch unfinished.
+		l.chores()
 		n, err := l.wait(events)
 		if err != nil {
 			if err == unix.EINTR {
@@ -342,17 +348,22 @@ func (l *eventLoop) run() {
 				l.leave(ls, err)
 			}
 		}
-		l.returned()
-		l.mu.Lock()
-		ej := l.ejecting
-		l.ejecting = nil
-		l.mu.Unlock()
-		for _, ls := range ej {
-			// A detached session is not touched: the goroutine running
-			// it sees the transition when it attaches it again.
-			if !ls.out && !ls.detached.Load() {
-				l.leave(ls, nil)
-			}
+	}
+}
+
+// chores takes back the sessions whose wait ended and lets go the
+// sessions asked to leave (loop goroutine).
+func (l *eventLoop) chores() {
+	l.returned()
+	l.mu.Lock()
+	ej := l.ejecting
+	l.ejecting = nil
+	l.mu.Unlock()
+	for _, ls := range ej {
+		// A detached session is not touched: the goroutine running it
+		// sees the transition when it gives the session back.
+		if !ls.out && !ls.detached.Load() {
+			l.leave(ls, nil)
 		}
 	}
 }
