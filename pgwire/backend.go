@@ -176,6 +176,17 @@ func (p *backendPool) connect(ctx context.Context) (*backendConn, error) {
 		pc.Close(ctx)
 		return nil, errors.New("the backend role is a superuser, which would bypass row security and grants; use a least-privilege role or set backend.allow-superuser")
 	}
+	// pgconn may still have a read of the socket in flight after the
+	// handshake: a write that takes over 15 ms (a busy host) starts its
+	// background reader, which stops only after its next read returns —
+	// and that read would take the answer to the session's first
+	// statement, which nobody reads any more (the session then waits
+	// for ever). SyncConn waits until no read is in flight and nothing
+	// is buffered, as pgconn asks before a hijack.
+	if err := pc.SyncConn(ctx); err != nil {
+		pc.Close(ctx)
+		return nil, err
+	}
 	hc, err := pc.Hijack()
 	if err != nil {
 		pc.Close(ctx)
