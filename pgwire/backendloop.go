@@ -34,6 +34,7 @@ func (s *session) backendLoop() {
 // can drive it. True: the backend's reset is answered (finish), the
 // relay is over.
 func (s *session) relayBackend(typ byte, body []byte) (over bool) {
+	s.queue.recycle() // nothing popped before is in use any more
 	head := s.queue.front()
 	if head != nil && head.kind == 'E' && head.run == nil && !head.resumed {
 		// A later Execute of a suspended portal continues its run.
@@ -132,9 +133,9 @@ func (s *session) relayBackend(typ byte, body []byte) (over bool) {
 	case 'C', 'I':
 		s.runCompleted(head, typ, body)
 		if typ == 'C' {
-			tag, _, _ := cstring(body)
+			tag, _ := cstringBytes(body)
 			s.bc.views.commandTag(tag)
-			if tag == "ROLLBACK" {
+			if string(tag) == "ROLLBACK" {
 				s.paths.rolledBack()
 			}
 		}

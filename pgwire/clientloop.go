@@ -124,19 +124,19 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 				break
 			}
 		}
-		s.queue.push(&pending{kind: 'D'})
+		s.queue.push(pending{kind: 'D'})
 		err = writeFrame(bw, typ, body)
 	case 'E':
 		portal, _, _ := cstring(body)
-		p := &pending{kind: 'E', run: s.takeRun(portal), portal: portal}
+		p := pending{kind: 'E', run: s.takeRun(portal), portal: portal}
 		if st := s.portals[portal]; st != nil {
 			p.governed = governed(st.result)
-			s.noteEffects(p, st.result)
+			s.noteEffects(&p, st.result)
 		}
 		s.queue.push(p)
 		err = writeFrame(bw, typ, body)
 	case 'C':
-		p := &pending{kind: 'C'}
+		p := pending{kind: 'C'}
 		if len(body) > 1 {
 			name, _, _ := cstring(body[1:])
 			if body[0] == 'S' {
@@ -149,7 +149,7 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 		s.queue.push(p)
 		err = writeFrame(bw, typ, body)
 	case 'S':
-		s.queue.push(&pending{kind: 'S'})
+		s.queue.push(pending{kind: 'S'})
 		err = writeFrame(bw, typ, body)
 	case 'F':
 		err = s.functionCall()
@@ -192,7 +192,7 @@ func (s *session) functionCall() error {
 		Hint:    "Call the function in a SQL statement.",
 	}, Statements: []sqlrewrite.StatementInfo{{Kind: "FUNCTION CALL"}}}
 	s.audit(res)
-	s.queue.push(&pending{kind: 'Q', deny: res.Err})
+	s.queue.push(pending{kind: 'Q', deny: res.Err})
 	return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
 }
 
@@ -240,7 +240,7 @@ func (s *session) query(body []byte) error {
 	res := s.rewrite(sql)
 	s.audit(res)
 	if res.Err != nil {
-		s.queue.push(&pending{kind: 'Q', deny: res.Err})
+		s.queue.push(pending{kind: 'Q', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
 	}
 	if err := s.createViews(res.Views, true); err != nil {
@@ -249,13 +249,13 @@ func (s *session) query(body []byte) error {
 	if dropsTemp(res) {
 		s.bc.views.reset()
 	}
-	p := &pending{kind: 'Q', governed: governed(res), run: s.track(res)}
-	s.noteEffects(p, res)
+	p := pending{kind: 'Q', governed: governed(res), run: s.track(res)}
+	s.noteEffects(&p, res)
 	s.queue.push(p)
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'Q', body)
 	}
-	return writeMsg(s.bc.w, &pgproto3.Query{String: res.SQL})
+	return writeQuery(s.bc.w, res.SQL)
 }
 
 func (s *session) parse(body []byte) error {
@@ -269,7 +269,7 @@ func (s *session) parse(body []byte) error {
 	if res.Err != nil {
 		s.audit(res)
 		delete(s.stmts, msg.Name)
-		s.queue.push(&pending{kind: 'P', deny: res.Err})
+		s.queue.push(pending{kind: 'P', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Parse{Name: msg.Name, Query: denySQL})
 	}
 	if err := s.createViews(res.Views, false); err != nil {
@@ -277,7 +277,7 @@ func (s *session) parse(body []byte) error {
 	}
 	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res,
 		stamp: sqlrewrite.StampOf(env, s.rsess, res)}
-	s.queue.push(&pending{kind: 'P', governed: governed(res)})
+	s.queue.push(pending{kind: 'P', governed: governed(res)})
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'P', body)
 	}
@@ -303,7 +303,7 @@ func (s *session) bind(body []byte) error {
 		s.bindRun(portal, st.result) // one record per execution, when it completes
 	}
 	s.portals[portal] = st
-	s.queue.push(&pending{kind: 'B', governed: gov, portal: portal})
+	s.queue.push(pending{kind: 'B', governed: gov, portal: portal})
 	return writeFrame(s.bc.w, 'B', body)
 }
 
@@ -334,16 +334,16 @@ func (s *session) ensureCurrent(name string) error {
 		return nil
 	}
 	st.result = res
-	s.queue.push(&pending{kind: 'C', swallow: true})
+	s.queue.push(pending{kind: 'C', swallow: true})
 	if err := writeMsg(s.bc.w, &pgproto3.Close{ObjectType: 'S', Name: name}); err != nil {
 		return err
 	}
 	if res.Err != nil {
 		s.audit(res)
-		s.queue.push(&pending{kind: 'P', deny: res.Err})
+		s.queue.push(pending{kind: 'P', deny: res.Err})
 		return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: denySQL})
 	}
-	s.queue.push(&pending{kind: 'P', swallow: true})
+	s.queue.push(pending{kind: 'P', swallow: true})
 	return writeMsg(s.bc.w, &pgproto3.Parse{Name: name, Query: res.SQL, ParameterOIDs: st.paramOIDs})
 }
 

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -84,6 +85,20 @@ func writeFrame(w *bufio.Writer, typ byte, body []byte) error {
 	return err
 }
 
+// writeQuery writes a simple Query of sql, as writeMsg of a
+// pgproto3.Query would, without building the message first (a rewritten
+// simple-protocol statement, per statement).
+func writeQuery(w *bufio.Writer, sql string) error {
+	n := uint32(len(sql) + 5)
+	w.WriteByte('Q')
+	w.WriteByte(byte(n >> 24))
+	w.WriteByte(byte(n >> 16))
+	w.WriteByte(byte(n >> 8))
+	w.WriteByte(byte(n))
+	w.WriteString(sql)
+	return w.WriteByte(0)
+}
+
 // encoder is any pgproto3 message.
 type encoder interface {
 	Encode(dst []byte) ([]byte, error)
@@ -106,4 +121,13 @@ func cstring(b []byte) (string, []byte, bool) {
 		}
 	}
 	return "", nil, false
+}
+
+// cstringBytes is cstring without the copy: the name aliases b.
+func cstringBytes(b []byte) ([]byte, bool) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return nil, false
+	}
+	return b[:i], true
 }

@@ -1,7 +1,6 @@
 package pgwire
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"github.com/pgranger/pgranger/sqlrewrite"
@@ -40,17 +39,26 @@ type pending struct {
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
 // writes a message, the backend loop pops as answers arrive. Only one
-// goroutine pushes at a time (the client loop; after it, finish) and only
-// the backend loop pops, so the consumer works on a batch of its own (out)
-// and takes the lock only to swap in what was pushed since (in): one lock
-// per push and per refill, not per message relayed. n counts the entries
-// not yet popped, for the other goroutines' questions (empty, settled).
+// goroutine pushes at a time (the client loop; after it, finish — or the
+// event loop's goroutine serving the session) and only one pops (the
+// backend loop, or that same event loop), so it is a single-producer,
+// single-consumer queue without a lock: entries live by value in chunks
+// of pendingChunkLen; the producer fills a slot and then publishes it by
+// the chunk's count, the consumer reads up to that count. A chunk the
+// consumer has moved past is kept (retired) until recycle, where the
+// consumer holds no entry any more, and then handed back as the
+// producer's next chunk: a session relaying statements allocates
+// nothing per message and takes no lock (three entries per prepared
+// statement). n counts the entries not yet popped, for the other
+// goroutines' questions (empty, settled).
 type pendingQueue struct {
-	mu sync.Mutex
-	in []*pending // pushed, not yet taken by the consumer; guarded by mu
+	tail *pendingChunk // producer: the chunk being filled (nil before the first push)
 
-	out  []*pending // the consumer's batch: out[head:] are next
-	head int
+	head    *pendingChunk // consumer: the chunk being read; next is head.slots[hi]
+	hi      int
+	retired *pendingChunk // consumer: the chunk it moved past, until recycle
+
+	spare atomic.Pointer[pendingChunk] // a recycled chunk for the producer's next
 
 	n atomic.Int64
 	// unsynced: the last message pushed is not a Sync or Query, so the
@@ -59,41 +67,86 @@ type pendingQueue struct {
 	unsynced atomic.Bool
 }
 
-func (q *pendingQueue) push(p *pending) {
-	q.n.Add(1) // before the entry can be popped: n never reads 0 while it is queued
-	q.mu.Lock()
-	q.in = append(q.in, p)
-	q.mu.Unlock()
-	q.unsynced.Store(p.kind != 'S' && p.kind != 'Q')
+// pendingChunkLen entries per chunk: a Bind/Execute/Sync pipeline of five
+// statements fits one.
+const pendingChunkLen = 16
+
+type pendingChunk struct {
+	slots [pendingChunkLen]pending
+	// filled: slots[:filled] are published (written before the count).
+	filled atomic.Int32
+	// next is the chunk after this one, set before anything is
+	// published in it.
+	next atomic.Pointer[pendingChunk]
 }
 
-// front is the next entry to be answered (backend loop only).
-func (q *pendingQueue) front() *pending {
-	if q.head == len(q.out) {
-		if q.n.Load() == 0 {
-			return nil
+// push queues what the message being forwarded will be answered with.
+func (q *pendingQueue) push(v pending) {
+	t := q.tail
+	if t == nil || t.filled.Load() == pendingChunkLen {
+		c := q.spare.Swap(nil)
+		if c == nil {
+			c = new(pendingChunk)
 		}
-		q.mu.Lock()
-		q.in, q.out = q.out[:0], q.in
-		q.mu.Unlock()
-		q.head = 0
-		if len(q.out) == 0 {
-			return nil
+		if t == nil {
+			q.head = c // the consumer reads head only once n counts an entry
+		} else {
+			t.next.Store(c)
 		}
+		q.tail, t = c, c
 	}
-	return q.out[q.head]
+	i := t.filled.Load()
+	t.slots[i] = v
+	q.n.Add(1) // before the entry can be popped: n never reads 0 while it is queued
+	t.filled.Store(i + 1)
+	q.unsynced.Store(v.kind != 'S' && v.kind != 'Q')
 }
 
-// pop takes the next entry (backend loop only).
+// front is the next entry to be answered (consumer only). It stays valid
+// until the consumer's next recycle.
+func (q *pendingQueue) front() *pending {
+	if q.n.Load() == 0 {
+		return nil
+	}
+	h := q.head
+	if q.hi == pendingChunkLen {
+		next := h.next.Load()
+		if next == nil {
+			return nil
+		}
+		q.retired, q.head, q.hi, h = h, next, 0, next
+	}
+	if int32(q.hi) >= h.filled.Load() {
+		return nil
+	}
+	return &h.slots[q.hi]
+}
+
+// pop takes the next entry (consumer only); like front's, it stays valid
+// until the consumer's next recycle.
 func (q *pendingQueue) pop() *pending {
 	p := q.front()
 	if p == nil {
 		return nil
 	}
-	q.out[q.head] = nil
-	q.head++
+	q.hi++
 	q.n.Add(-1)
 	return p
+}
+
+// recycle hands the chunk the consumer moved past back to the producer;
+// the consumer calls it only where it holds no entry (the start of
+// relayBackend).
+func (q *pendingQueue) recycle() {
+	c := q.retired
+	if c == nil {
+		return
+	}
+	q.retired = nil
+	c.slots = [pendingChunkLen]pending{} // drop what the entries point to
+	c.filled.Store(0)
+	c.next.Store(nil)
+	q.spare.Store(c)
 }
 
 // skipToSync drops what the backend will not answer after an error in the

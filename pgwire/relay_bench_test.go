@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func (r *relayer) relay(stream []byte) {
 	r.br.Reset(r.src)
 	s := &session{srv: &Server{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}, id: &identity.Identity{}, client: r.client, cw: r.cw, bc: &backendConn{r: r.br}, br: newMsgReader(r.br, 1<<30)}
 	s.life.init()
-	s.queue.push(&pending{kind: 'Q'})
+	s.queue.push(pending{kind: 'Q'})
 	// The loop ends when the stream does (io.EOF reads as a lost backend),
 	// after relaying the whole result.
 	s.backendLoop()
@@ -120,57 +121,108 @@ func BenchmarkRelayPreparedRoundTrip(b *testing.B) {
 }
 
 // BenchmarkRelayStatementBookkeeping is what pgranger itself spends per
-// statement of pgbench -S -M prepared, without sockets or goroutine
-// handoffs: the client loop handles a batch of Bind/Execute/Sync of a
-// prepared statement (writing to a discarding backend), then the backend
-// loop relays the batch's answers (BindComplete, DataRow,
-// CommandComplete, ReadyForQuery) to a discarding client. ns/op is per
-// statement.
+// statement of pgbench -S -M prepared, without sockets: the handlers an
+// event loop runs for one statement — forwardClient for its Bind, Execute
+// and Sync (to a discarding backend writer), then relayBackend for
+// BindComplete, DataRow, CommandComplete and ReadyForQuery (to a
+// discarding client writer) — as the loop calls them, a statement at a
+// time. ns/op is per statement.
 func BenchmarkRelayStatementBookkeeping(b *testing.B) {
-	const batch = 1000
-	h := newRelayHarness(b)
-	h.terminate() // only its server, policies and catalog are used
-	s := newSession(h.srv, h.sess.client, bufio.NewReader(bytes.NewReader(nil)), bufio.NewWriter(io.Discard),
-		&backendConn{conn: h.sess.client, w: bufio.NewWriterSize(io.Discard, 32<<10), pool: h.pool, params: map[string]string{}},
-		h.sess.id, "postgres", h.sess.cat)
-	s.rsess.DefaultSearchPath = []string{"$user", "public"}
+	s := bookkeepingSession(b)
 	parse, _ := (&pgproto3.Parse{Name: "s", Query: "SELECT id FROM t WHERE id = $1", ParameterOIDs: []uint32{23}}).Encode(nil)
 	if err := s.parse(parse[5:]); err != nil {
 		b.Fatal(err)
 	}
 	s.queue.pop()
-
-	var in, out []byte
-	for i := 0; i < batch; i++ {
-		in, _ = (&pgproto3.Bind{PreparedStatement: "s", ParameterFormatCodes: []int16{0}, Parameters: [][]byte{[]byte("1")}}).Encode(in)
-		in, _ = (&pgproto3.Execute{}).Encode(in)
-		in, _ = (&pgproto3.Sync{}).Encode(in)
-		out, _ = (&pgproto3.BindComplete{}).Encode(out)
-		out, _ = (&pgproto3.DataRow{Values: [][]byte{[]byte("1")}}).Encode(out)
-		out, _ = (&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")}).Encode(out)
-		out, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(out)
+	if s.stmts["s"] == nil || s.stmts["s"].result.Err != nil {
+		b.Fatal("the statement was not prepared")
 	}
-	in, _ = (&pgproto3.Terminate{}).Encode(in)
-	inR, outR := bytes.NewReader(nil), bytes.NewReader(nil)
-	cr, br := bufio.NewReaderSize(inR, 32<<10), bufio.NewReaderSize(outR, 32<<10)
+	in := frames(b, &pgproto3.Bind{PreparedStatement: "s", ParameterFormatCodes: []int16{0}, Parameters: [][]byte{[]byte("1")}},
+		&pgproto3.Execute{}, &pgproto3.Sync{})
+	out := frames(b, &pgproto3.BindComplete{}, &pgproto3.DataRow{Values: [][]byte{[]byte("1")}},
+		&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")}, &pgproto3.ReadyForQuery{TxStatus: 'I'})
+	runBookkeeping(b, s, in, out)
+}
+
+// BenchmarkRelaySimpleBookkeeping is the same for pgbench -S -M simple: a
+// Query with a new constant each time (the rewriter's literal-template
+// path), answered by RowDescription, DataRow, CommandComplete and
+// ReadyForQuery.
+func BenchmarkRelaySimpleBookkeeping(b *testing.B) {
+	s := bookkeepingSession(b)
+	var in [][]frame
+	for i := 0; i < 1000; i++ {
+		in = append(in, frames(b, &pgproto3.Query{String: "SELECT id FROM t WHERE id = " + strconv.Itoa(i+1) + ";"}))
+	}
+	if res := s.rewrite(string(in[0][0].body[:len(in[0][0].body)-1])); res.Err != nil {
+		b.Fatal(res.Err)
+	}
+	out := frames(b, &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("id"), TableOID: 2001, TableAttributeNumber: 1, DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1}}},
+		&pgproto3.DataRow{Values: [][]byte{[]byte("1")}}, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")}, &pgproto3.ReadyForQuery{TxStatus: 'I'})
 	b.ReportAllocs()
 	b.ResetTimer()
-	for n := 0; n < b.N; n += batch {
-		s.life = lifecycle{}
-		s.life.init()
-		s.life.start()
-		inR.Reset(in)
-		cr.Reset(inR)
-		s.cr = newMsgReader(cr, 1<<20)
-		if err := s.clientLoop(); err != errTerminate {
+	for i := 0; i < b.N; i++ {
+		bookkeepingRound(b, s, in[i%len(in)], out)
+	}
+}
+
+// bookkeepingSession is a live session of the relay harness's server,
+// policies and catalog whose two writers discard.
+func bookkeepingSession(b *testing.B) *session {
+	h := newRelayHarness(b)
+	h.terminate() // only its server, policies and catalog are used
+	s := newSession(h.srv, h.sess.client, bufio.NewReader(bytes.NewReader(nil)), bufio.NewWriterSize(io.Discard, 32<<10),
+		&backendConn{conn: h.sess.client, w: bufio.NewWriterSize(io.Discard, 32<<10), pool: h.pool, params: map[string]string{}},
+		h.sess.id, "postgres", h.sess.cat)
+	s.rsess.DefaultSearchPath = []string{"$user", "public"}
+	s.paths.current = s.rsess.DefaultSearchPath // as startup sets them: t resolves to public.t
+	s.life.start()
+	return s
+}
+
+type frame struct {
+	typ  byte
+	body []byte
+}
+
+func frames(b *testing.B, msgs ...interface{ Encode([]byte) ([]byte, error) }) []frame {
+	var out []frame
+	for _, m := range msgs {
+		buf, err := m.Encode(nil)
+		if err != nil {
 			b.Fatal(err)
 		}
-		outR.Reset(out)
-		br.Reset(outR)
-		s.br = newMsgReader(br, 1<<30)
-		s.backendLoop() // ends at the stream's end, as a lost backend
-		if !s.queue.empty() {
-			b.Fatal("answers and pending entries disagree")
+		out = append(out, frame{buf[0], buf[5:]})
+	}
+	return out
+}
+
+func runBookkeeping(b *testing.B, s *session, in, out []frame) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bookkeepingRound(b, s, in, out)
+	}
+}
+
+// bookkeepingRound is one statement as an event loop handles it: a batch
+// of client messages begun once and settled, then the backend's answers.
+func bookkeepingRound(b *testing.B, s *session, in, out []frame) {
+	if s.life.begin() != handle {
+		b.Fatal("the session does not handle messages")
+	}
+	for _, f := range in {
+		if err := s.forwardClient(f.typ, f.body); err != nil {
+			b.Fatal(err)
 		}
+	}
+	s.settle(0, true)
+	for _, f := range out {
+		if s.relayBackend(f.typ, f.body) {
+			b.Fatal("the relay ended")
+		}
+	}
+	if !s.queue.empty() {
+		b.Fatal("answers and pending entries disagree")
 	}
 }

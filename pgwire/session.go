@@ -233,9 +233,9 @@ func (s *session) finish() {
 		s.bc.cancel()
 	}
 	w := s.bc.w
-	s.queue.push(&pending{kind: 'Q', swallow: true})
+	s.queue.push(pending{kind: 'Q', swallow: true})
 	writeMsg(w, &pgproto3.Query{String: "ROLLBACK"})
-	s.queue.push(&pending{kind: 'Q', swallow: true, release: true})
+	s.queue.push(pending{kind: 'Q', swallow: true, release: true})
 	writeMsg(w, &pgproto3.Query{String: "DISCARD ALL"})
 	ok := w.Flush() == nil
 	if ok {

@@ -84,8 +84,9 @@ func TestReloadTLS(t *testing.T) {
 
 func TestTagRows(t *testing.T) {
 	for tag, want := range map[string]int64{"SELECT 3": 3, "INSERT 0 12": 12, "UPDATE 0": 0, "COPY 5": 5, "BEGIN": 0, "SET": 0,
-		"CREATE TABLE": 0, "FETCH 7": 7, "MERGE 2": 2} {
-		if got := tagRows(tag); got != want {
+		"CREATE TABLE": 0, "FETCH 7": 7, "MERGE 2": 2, "SELECT 9223372036854775807": 9223372036854775807,
+		"SELECT 9223372036854775808": 0, "SELECT ": 0, "SELECT 1x": 0} {
+		if got := tagRows([]byte(tag)); got != want {
 			t.Errorf("tagRows(%q) = %d, want %d", tag, got, want)
 		}
 	}

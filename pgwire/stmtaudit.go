@@ -1,7 +1,8 @@
 package pgwire
 
 import (
-	"strconv"
+	"bytes"
+	"math"
 	"strings"
 	"time"
 
@@ -106,7 +107,7 @@ func (s *session) runCompleted(head *pending, typ byte, body []byte) {
 	case head.run.suspended:
 		rows = head.run.rows
 	case typ == 'C':
-		tag, _, _ := cstring(body)
+		tag, _ := cstringBytes(body)
 		rows = tagRows(tag)
 	}
 	s.finishStatement(head.run, rows, false)
@@ -244,14 +245,18 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 
 // tagRows is the row count of a command tag ("SELECT 3", "INSERT 0 1",
 // "UPDATE 2", "COPY 5"); 0 for tags without one ("BEGIN", "SET").
-func tagRows(tag string) int64 {
-	i := strings.LastIndexByte(tag, ' ')
-	if i < 0 {
+func tagRows(tag []byte) int64 {
+	i := bytes.LastIndexByte(tag, ' ')
+	if i < 0 || i == len(tag)-1 {
 		return 0
 	}
-	n, err := strconv.ParseInt(tag[i+1:], 10, 64)
-	if err != nil {
-		return 0
+	var n int64
+	for _, c := range tag[i+1:] {
+		d := int64(c - '0')
+		if c < '0' || c > '9' || n > (math.MaxInt64-d)/10 {
+			return 0 // as strconv.ParseInt's error was
+		}
+		n = n*10 + d
 	}
 	return n
 }

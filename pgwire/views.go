@@ -1,9 +1,9 @@
 package pgwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -174,8 +174,8 @@ func (vs *viewSet) errorSeen() {
 
 // commandTag handles a CommandComplete: a ROLLBACK (of the transaction or
 // to a savepoint) may have dropped views created in the open transaction.
-func (vs *viewSet) commandTag(tag string) {
-	if !strings.HasPrefix(tag, "ROLLBACK") {
+func (vs *viewSet) commandTag(tag []byte) {
+	if !bytes.HasPrefix(tag, []byte("ROLLBACK")) {
 		return
 	}
 	vs.mu.Lock()
@@ -240,18 +240,18 @@ func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
 		origin := &viewOrigin{table: v.Table, attnums: v.Attnums}
 		// Closed first as well: a creation that failed midway (the rest
 		// of its pipeline skipped) may have left them behind.
-		s.queue.push(&pending{kind: 'C', swallow: true})
-		s.queue.push(&pending{kind: 'C', swallow: true})
-		s.queue.push(&pending{kind: 'P', swallow: true, view: v.Name, viewBeforeQuery: simple})
-		s.queue.push(&pending{kind: 'B', swallow: true, view: v.Name, viewBeforeQuery: simple})
-		s.queue.push(&pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, createsView: true})
-		s.queue.push(&pending{kind: 'C', swallow: true})
-		s.queue.push(&pending{kind: 'C', swallow: true})
-		s.queue.push(&pending{kind: 'P', swallow: true, view: v.Name, viewBeforeQuery: simple})
-		s.queue.push(&pending{kind: 'B', swallow: true, view: v.Name, viewBeforeQuery: simple})
-		s.queue.push(&pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, locates: origin})
-		s.queue.push(&pending{kind: 'C', swallow: true})
-		s.queue.push(&pending{kind: 'C', swallow: true})
+		s.queue.push(pending{kind: 'C', swallow: true})
+		s.queue.push(pending{kind: 'C', swallow: true})
+		s.queue.push(pending{kind: 'P', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(pending{kind: 'B', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, createsView: true})
+		s.queue.push(pending{kind: 'C', swallow: true})
+		s.queue.push(pending{kind: 'C', swallow: true})
+		s.queue.push(pending{kind: 'P', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(pending{kind: 'B', swallow: true, view: v.Name, viewBeforeQuery: simple})
+		s.queue.push(pending{kind: 'E', swallow: true, view: v.Name, viewBeforeQuery: simple, locates: origin})
+		s.queue.push(pending{kind: 'C', swallow: true})
+		s.queue.push(pending{kind: 'C', swallow: true})
 		for _, m := range []encoder{
 			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
 			&pgproto3.Close{ObjectType: 'S', Name: viewStatement},
@@ -272,7 +272,7 @@ func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
 		}
 	}
 	if simple {
-		s.queue.push(&pending{kind: 'S', swallow: true})
+		s.queue.push(pending{kind: 'S', swallow: true})
 		return writeMsg(w, &pgproto3.Sync{})
 	}
 	return nil
