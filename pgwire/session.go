@@ -41,12 +41,12 @@ package pgwire
 //     (cancelBackend), and backendLost's go bc.cancel: these use only the
 //     backend connection's cancel key.
 //
-// Locks: life.mu guards the lifecycle; queue.mu only a push and the
-// backend loop taking what was pushed (settle reads the queue's atomics
-// under life.mu); cwMu the client writer; each raw connection's spillMu
-// its spill (taken inside cwMu by a client write). The one other
-// nesting: the transition to ending wakes an event loop under life.mu,
-// taking the loop's mu, which is held for nothing else of the session's. No other lock is held
+// Locks: life.mu guards the lifecycle (settle reads the pending queue's
+// atomics under it; the queue itself has no lock: pending.go); cwMu the
+// client writer; each raw connection's spillMu its spill (taken inside
+// cwMu by a client write). The one other nesting: the transition to
+// ending wakes an event loop under life.mu, taking the loop's mu, which
+// is held for nothing else of the session's. No other lock is held
 // while another is taken; the pool's and views' locks are their own.
 
 import (
