@@ -38,11 +38,13 @@ import (
 //
 // Everything that is not the steady state leaves the loop for good and
 // goes on in the session's goroutines, from exactly where the loop
-// stopped (the buffered readers are shared, and a spill is sent before
-// anything the goroutines write): a frame larger than the read buffer,
-// any lifecycle transition (revocation, an end by pgranger, the token
-// deadline), the client's Terminate or a protocol error, a connection
-// that ends.
+// stopped (the buffered readers are shared, a frame the loop began is
+// finished by the goroutines' reader, and a spill is sent before anything
+// the goroutines write): any lifecycle transition (revocation, an end by
+// pgranger, the token deadline), the client's Terminate or a protocol
+// error, a connection that ends. A frame larger than the read buffer (a
+// wide row, a long statement) stays on the loop: it is assembled a read
+// at a time (framed).
 //
 // A handler that may take long — a rewrite that must parse and analyse
 // a statement the caches do not hold (milliseconds for a large one), a
@@ -96,10 +98,11 @@ type loopSession struct {
 }
 
 var (
-	// loopRegistered counts the sessions that started on a loop, and
+	// loopRegistered counts the sessions that started on a loop,
 	// loopHandovers the loops handed to a new goroutine by a session that
-	// may wait (tests).
-	loopRegistered, loopHandovers atomic.Int64
+	// may wait, and loopLeft the sessions that left a loop for their
+	// goroutines (tests).
+	loopRegistered, loopHandovers, loopLeft atomic.Int64
 
 	loopsOnce sync.Once
 	loops     []*eventLoop
@@ -521,6 +524,7 @@ func (ls *loopSession) register(fd int, now *uint32, want uint32) bool {
 
 // leave takes the session off the loop and hands it to its goroutines.
 func (l *eventLoop) leave(ls *loopSession, err error) {
+	loopLeft.Add(1)
 	ls.out = true
 	ls.s.loop = nil
 	l.mu.Lock()
@@ -554,24 +558,53 @@ func (l *eventLoop) leave(ls *loopSession, err error) {
 	}()
 }
 
-// framed reports whether r holds a whole frame; leave: the loop cannot
-// take it (too large for the buffer, an error or the end of the stream:
-// the goroutines meet it again), wait: nothing more to read now.
+// framed reports whether m holds a whole frame (next returns it); leave:
+// the loop cannot take it (an error or the end of the stream: the
+// goroutines meet it again), wait: nothing more to read now. A frame
+// larger than the read buffer (a wide row, a long statement) is
+// assembled in the reader's own buffer a read at a time, as the socket
+// delivers it, up to the reader's limit.
 func framed(m *msgReader) (ok, wait, leave bool) {
-	hdr, err := m.r.Peek(5)
-	if err == nil {
-		n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
-		if n < 0 || n > m.max || 5+n > m.r.Size() {
+	if m.have < 0 {
+		hdr, err := m.r.Peek(5)
+		if err == nil {
+			n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
+			if n < 0 || n > m.max {
+				return false, false, true
+			}
+			if 5+n <= m.r.Size() {
+				if _, err = m.r.Peek(5 + n); err == nil {
+					return true, false, false
+				}
+			} else {
+				// Too large to peek: take the header, and the body
+				// from here on into buf.
+				m.r.Read(m.hdr[:]) // buffered: Peek returned it
+				if cap(m.buf) < n {
+					m.buf = make([]byte, n)
+				}
+				m.buf = m.buf[:n]
+				m.have = 0
+			}
+		}
+		if m.have < 0 {
+			if err == errWouldBlock {
+				return false, true, false
+			}
 			return false, false, true
 		}
-		if _, err = m.r.Peek(5 + n); err == nil {
-			return true, false, false
+	}
+	for m.have < len(m.buf) {
+		k, err := m.r.Read(m.buf[m.have:])
+		m.have += k
+		switch {
+		case err == errWouldBlock:
+			return false, true, false
+		case err != nil:
+			return false, false, true // next meets the error again
 		}
 	}
-	if err == errWouldBlock {
-		return false, true, false
-	}
-	return false, false, true
+	return true, false, false
 }
 
 // clientReady handles what the client sent: clientLoop's steady state.

@@ -44,7 +44,8 @@ type rawIOConn struct {
 	// first blocking write once the session left the loop — and while it
 	// is not empty the loop reads nothing that would add to it (the
 	// backpressure of eventloop_linux.go). It holds at most what one
-	// flush of a session's 32 KiB writer could not send.
+	// flush of a session's 32 KiB writer could not send, or one frame
+	// larger than that writer (which bufio writes through).
 	spillMu sync.Mutex
 	spill   []byte
 	// spilling is len(spill) > 0, set under spillMu and read without

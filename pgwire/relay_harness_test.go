@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -299,6 +300,7 @@ func wantMessages(t testing.TB, got []string, want ...string) {
 //	BEGIN, COMMIT, ROLLBACK, DISCARD ALL, SET …  their tags
 //	denySQL               fails with 42703, as PostgreSQL does
 //	'rows N'              N rows of 100 bytes
+//	'wide N'              one row of N bytes
 //	anything else         one row, "1"
 type fakeBackend struct {
 	t        testing.TB
@@ -406,6 +408,15 @@ func (b *fakeBackend) run(sql string, describe bool) bool {
 			}
 		}
 		b.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(fmt.Sprintf("SELECT %d", n))})
+		return true
+	case strings.Contains(sql, "'wide "):
+		var n int
+		fmt.Sscanf(sql[strings.Index(sql, "'wide ")+6:], "%d", &n)
+		if describe {
+			b.be.Send(&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("x"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}})
+		}
+		b.be.Send(&pgproto3.DataRow{Values: [][]byte{bytes.Repeat([]byte("w"), n)}})
+		b.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")})
 		return true
 	case strings.Contains(sql, "'crash'"):
 		b.conn.Close()

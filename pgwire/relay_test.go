@@ -442,3 +442,37 @@ func TestRelayEventLoopAnalysesCacheMissesOffTheLoop(t *testing.T) {
 	}
 	h.terminate()
 }
+
+// A frame larger than the loop's 32 KiB read buffer — a wide row from the
+// backend, a long statement from the client, with either protocol — is
+// assembled on the loop a read at a time as the socket delivers it: the
+// session stays on its loop, and every byte arrives as sent.
+func TestRelayEventLoopAssemblesLargeFrames(t *testing.T) {
+	relayOnEventLoop = true
+	defer func() { relayOnEventLoop = false }()
+	h := newRelayHarness(t)
+	left := loopLeft.Load()
+	wide := "D:" + strings.Repeat("w", 300000)
+	h.send(&pgproto3.Query{String: "SELECT 'wide 300000'"})
+	wantMessages(t, h.readyN(1), "T", wide, "C:SELECT 1", "Z:I")
+	h.send(&pgproto3.Parse{Query: "SELECT 'wide 100000'"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	wantMessages(t, h.readyN(1), "1", "2", "D:"+strings.Repeat("w", 100000), "C:SELECT 1", "Z:I")
+
+	literal := strings.Repeat("y", 200000)
+	long := "SELECT id FROM t WHERE id = 1 AND '" + literal + "' <> ''"
+	h.send(&pgproto3.Query{String: long})
+	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
+	h.send(&pgproto3.Parse{Query: long + " AND id < 2"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	wantMessages(t, h.readyN(1), "1", "2", "D:1", "C:SELECT 1", "Z:I")
+	sqls := h.back.sqls()
+	if n := len(sqls); n < 2 || !strings.Contains(sqls[n-2], "'"+literal+"'") || !strings.Contains(sqls[n-1], "'"+literal+"'") {
+		t.Errorf("the backend did not get the long statements whole")
+	}
+	// Small frames go on as before after the large ones.
+	h.send(&pgproto3.Query{String: "SELECT 'rows 3'"})
+	wantMessages(t, h.readyN(1), "T", "D:"+strings.Repeat("x", 100), "D:"+strings.Repeat("x", 100), "D:"+strings.Repeat("x", 100), "C:SELECT 3", "Z:I")
+	if n := loopLeft.Load() - left; n != 0 {
+		t.Errorf("%d sessions left the loop for a large frame, want none", n)
+	}
+	h.terminate()
+}
