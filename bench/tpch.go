@@ -17,6 +17,7 @@ import (
 
 	"github.com/pgranger/pgranger/internal/testpg"
 	"github.com/pgranger/pgranger/internal/tpch"
+	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // Set by the -tpch flags.
@@ -36,12 +37,16 @@ var (
 	// tpchFilterIndexes: give the source tables' indexes partial twins
 	// with the row filter as predicate (tpch.FilterIndexes).
 	tpchFilterIndexes bool
+	// tpchFloor: also time the queries on plain views with the policies
+	// written in (tpch.BuildFloor), the cheapest read-time filtering.
+	tpchFloor bool
 )
 
 // The flags of this file that bench/main.go does not declare.
 func init() {
 	flag.StringVar(&tpchOnly, "tpch-queries", "", "with -tpch: time only these queries, comma-separated (q05,q18); default all 22")
 	flag.BoolVar(&tpchFilterIndexes, "tpch-filter-indexes", false, "with -tpch: after the copies, give every index of a row-filtered source table a partial twin whose predicate is the row filter (what a deployment can build; the copies' indexes hold only the visible rows)")
+	flag.BoolVar(&tpchFloor, "tpch-floor", false, "with -tpch: also time every query on plain views over the source tables with the row filters and masks written in (schema "+tpch.FloorSchema+", no barrier): what filtering at read time costs at best, so the ratios split into the source tables' share (floor ÷ copy) and the barrier's (pgranger ÷ floor)")
 	flag.IntVar(&tpchParallel, "tpch-parallel-workers", -1, "with -tpch: ALTER DATABASE tpch SET max_parallel_workers_per_gather to this for every session, copies and pgranger alike (a diagnostic: on a 2-core machine PostgreSQL's default of 2 runs 3 processes per parallel query); -1 leaves PostgreSQL's default")
 }
 
@@ -189,9 +194,10 @@ func runTPCH(bin string) error {
 	if err := tpch.UseSchema(ctx, direct, tpch.CopySchema); err != nil {
 		return err
 	}
+	targets := []tpchTarget{{"copy", direct}}
 	if tpchStoredMasks {
 		// A second pgranger over the same tables with catalog.stored-masks
-		// = false: the three targets are timed interleaved.
+		// = false: the targets are timed interleaved.
 		dir2, err := os.MkdirTemp("", "pgranger-bench-tpch-")
 		if err != nil {
 			return err
@@ -211,87 +217,130 @@ func runTPCH(bin string) error {
 		if err := tpch.UseSchema(ctx, computed, tpch.Schema); err != nil {
 			return err
 		}
-		return timeStored(direct, computed, reader, queries)
+		targets = append(targets, tpchTarget{"computed", computed}, tpchTarget{"stored", reader})
+	} else {
+		targets = append(targets, tpchTarget{"pgranger", reader})
 	}
-
-	modes := []struct {
-		name string
-		mode pgx.QueryExecMode
-	}{{"simple", pgx.QueryExecModeSimpleProtocol}, {"extended", pgx.QueryExecModeCacheStatement}}
-	fmt.Printf("\nTPC-H scale %g, %d runs per query and target (median), on %s\n\n", tpchScale, tpchRuns, hostDesc())
-	fmt.Println("| query | rows | copy ms (simple) | pgranger ms (simple) | ratio (simple) | copy ms (extended) | pgranger ms (extended) | ratio (extended) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
-	ratios := make([][]float64, len(modes))
-	worst := make([]string, len(modes))
-	for _, q := range queries {
-		line := fmt.Sprintf("| %s |", q.Name)
-		rows := -1
-		for i, m := range modes {
-			copyMS, rangerMS, n, err := timeQuery(direct, reader, q, m.mode)
-			if err != nil {
-				return fmt.Errorf("%s (%s): %w", q.Name, m.name, err)
-			}
-			if rows < 0 {
-				rows = n
-				line += fmt.Sprintf(" %d |", n)
-			}
-			r := rangerMS / copyMS
-			if len(ratios[i]) == 0 || r > maxOf(ratios[i]) {
-				worst[i] = q.Name
-			}
-			ratios[i] = append(ratios[i], r)
-			line += fmt.Sprintf(" %.1f | %.1f | %.2f |", copyMS, rangerMS, r)
+	if tpchFloor {
+		if err := tpch.BuildFloor(ctx, super, sqlrewrite.MaskOptions{}); err != nil {
+			return err
 		}
-		fmt.Println(line)
+		floor, err := pgx.Connect(ctx, c.SuperDSN("tpch"))
+		if err != nil {
+			return err
+		}
+		defer floor.Close(ctx)
+		if err := tpch.UseSchema(ctx, floor, tpch.FloorSchema); err != nil {
+			return err
+		}
+		targets = append(targets, tpchTarget{"floor", floor})
 	}
-	fmt.Println()
-	for i, m := range modes {
-		fmt.Printf("%s protocol: worst ratio %.2f (%s), median ratio %.2f\n", m.name, maxOf(ratios[i]), worst[i], medianOf(ratios[i]))
-	}
-	return nil
+	return timeAll(targets, queries)
 }
 
-// timeStored times every query on the copies, through pgranger computing
-// the masks and through pgranger reading the stored masks, interleaved,
-// and prints both ratios.
-func timeStored(direct, computed, stored *pgx.Conn, queries []tpch.Query) error {
+// tpchTarget is one side of the comparison: a connection whose
+// search_path selects what the unqualified queries read.
+type tpchTarget struct {
+	name string
+	conn *pgx.Conn
+}
+
+// timeAll times every query on every target with the simple and the
+// extended protocol (timeTargets) and prints, per query and protocol,
+// each target's median time and its ratio to the first target (the
+// copies); with a floor target, also the last governed target's ratio to
+// the floor. Then the worst and median of every ratio.
+func timeAll(targets []tpchTarget, queries []tpch.Query) error {
 	modes := []struct {
 		name string
 		mode pgx.QueryExecMode
 	}{{"simple", pgx.QueryExecModeSimpleProtocol}, {"extended", pgx.QueryExecModeCacheStatement}}
-	fmt.Printf("\nTPC-H scale %g, %d runs per query and target (median), interleaved: copies, pgranger computing the masks (catalog.stored-masks = false), pgranger reading the stored masks; on %s\n\n", tpchScale, tpchRuns, hostDesc())
-	fmt.Println("| query | rows | copy ms (simple) | computed ms | stored ms | ratio computed | ratio stored | copy ms (extended) | computed ms | stored ms | ratio computed | ratio stored |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
-	type agg struct{ computed, stored []float64 }
-	ratios := make([]agg, len(modes))
+	// The ratios reported: every target over the copies, and the governed
+	// target reading stored masks (or the only one) over the floor.
+	type ratio struct {
+		name     string
+		num, den int
+	}
+	var rs []ratio
+	governed := -1
+	for i, t := range targets[1:] {
+		if t.name == "floor" {
+			rs = append(rs, ratio{"floor ÷ copy", i + 1, 0})
+			continue
+		}
+		governed = i + 1
+		rs = append(rs, ratio{t.name + " ÷ copy", i + 1, 0})
+	}
+	if f := len(targets) - 1; targets[f].name == "floor" && governed > 0 {
+		rs = append(rs, ratio{targets[governed].name + " ÷ floor", governed, f})
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, t.name)
+	}
+	fmt.Printf("\nTPC-H scale %g, %d runs per query and target (median), interleaved: %s; on %s\n\n",
+		tpchScale, tpchRuns, strings.Join(names, ", "), hostDesc())
+	header, rule := "| query | rows |", "|---|---|"
+	for _, m := range modes {
+		for _, t := range targets {
+			header += fmt.Sprintf(" %s ms (%s) |", t.name, m.name)
+			rule += "---|"
+		}
+		for _, r := range rs {
+			header += fmt.Sprintf(" %s (%s) |", r.name, m.name)
+			rule += "---|"
+		}
+	}
+	fmt.Println(header)
+	fmt.Println(rule)
+	conns := make([]*pgx.Conn, len(targets))
+	for i, t := range targets {
+		conns[i] = t.conn
+	}
+	got := make([][][]float64, len(modes)) // mode, ratio, query
+	worst := make([][]string, len(modes))
+	for i := range modes {
+		got[i] = make([][]float64, len(rs))
+		worst[i] = make([]string, len(rs))
+	}
 	for _, q := range queries {
 		line := fmt.Sprintf("| %s |", q.Name)
 		for i, m := range modes {
-			med, n, err := timeTargets([]*pgx.Conn{direct, computed, stored}, q, m.mode)
+			med, n, err := timeTargets(conns, q, m.mode)
 			if err != nil {
 				return fmt.Errorf("%s (%s): %w", q.Name, m.name, err)
 			}
 			if i == 0 {
 				line += fmt.Sprintf(" %d |", n)
 			}
-			rc, rs := med[1]/med[0], med[2]/med[0]
-			ratios[i].computed = append(ratios[i].computed, rc)
-			ratios[i].stored = append(ratios[i].stored, rs)
-			line += fmt.Sprintf(" %.1f | %.1f | %.1f | %.2f | %.2f |", med[0], med[1], med[2], rc, rs)
+			for _, d := range med {
+				line += fmt.Sprintf(" %.1f |", d)
+			}
+			for j, r := range rs {
+				v := med[r.num] / med[r.den]
+				if len(got[i][j]) == 0 || v > maxOf(got[i][j]) {
+					worst[i][j] = q.Name
+				}
+				got[i][j] = append(got[i][j], v)
+				line += fmt.Sprintf(" %.2f |", v)
+			}
 		}
 		fmt.Println(line)
 	}
 	fmt.Println()
 	for i, m := range modes {
-		fmt.Printf("%s protocol: computed masks worst ratio %.2f, median %.2f; stored masks worst ratio %.2f, median %.2f\n",
-			m.name, maxOf(ratios[i].computed), medianOf(ratios[i].computed), maxOf(ratios[i].stored), medianOf(ratios[i].stored))
+		for j, r := range rs {
+			fmt.Printf("%s protocol, %s: worst %.2f (%s), median %.2f\n", m.name, r.name, maxOf(got[i][j]), worst[i][j], medianOf(got[i][j]))
+		}
 	}
 	return nil
 }
 
-// timeTargets is timeQuery for any number of targets, the first being the
-// reference: warm-up runs whose results must equal the first's, then
-// tpchRuns rounds in which the order of the targets rotates.
+// timeTargets times q on every target, the first being the reference:
+// warm-up runs whose results must equal the first's, then tpchRuns rounds
+// in which the order of the targets rotates (so what one run leaves in the
+// caches favours none), and returns the median wall times (ms) and the
+// row count.
 func timeTargets(conns []*pgx.Conn, q tpch.Query, mode pgx.QueryExecMode) ([]float64, int, error) {
 	run := func(conn *pgx.Conn) ([]string, float64, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), tpchTimeout)
@@ -328,47 +377,6 @@ func timeTargets(conns []*pgx.Conn, q tpch.Query, mode pgx.QueryExecMode) ([]flo
 		med[i] = medianOf(times[i])
 	}
 	return med, len(want) - 1, nil
-}
-
-// timeQuery warms q up on both targets, checks that they return the same
-// result, and returns the median wall times (ms) of tpchRuns runs each,
-// interleaved, and the row count.
-func timeQuery(direct, governed *pgx.Conn, q tpch.Query, mode pgx.QueryExecMode) (copyMS, rangerMS float64, rows int, err error) {
-	run := func(conn *pgx.Conn) ([]string, float64, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), tpchTimeout)
-		defer cancel()
-		start := time.Now()
-		out, err := tpch.Run(ctx, conn, q.SQL, mode)
-		return out, float64(time.Since(start).Microseconds()) / 1000, err
-	}
-	want, _, err := run(direct)
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("on the copies: %w", err)
-	}
-	got, _, err := run(governed)
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("through pgranger: %w", err)
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		return 0, 0, 0, fmt.Errorf("pgranger returned %d rows, the copies %d, or other values", len(got)-1, len(want)-1)
-	}
-	var cs, rs []float64
-	for i := 0; i < tpchRuns; i++ {
-		// Which target goes first alternates, so what one run leaves in
-		// the caches favours neither.
-		for j := 0; j < 2; j++ {
-			conn, times := direct, &cs
-			if (i+j)%2 == 1 {
-				conn, times = governed, &rs
-			}
-			_, d, err := run(conn)
-			if err != nil {
-				return 0, 0, 0, err
-			}
-			*times = append(*times, d)
-		}
-	}
-	return medianOf(cs), medianOf(rs), len(want) - 1, nil
 }
 
 func medianOf(v []float64) float64 {

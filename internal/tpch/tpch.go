@@ -14,7 +14,6 @@ package tpch
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -233,28 +232,16 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'
 // of such an index needs no heap visit to check the filter, so an
 // index-only scan stays one). It returns the statements it ran.
 func FilterIndexes(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	var bundle struct {
-		Policies []struct {
-			PolicyType int `json:"policyType"`
-			Resources  map[string]struct {
-				Values []string `json:"values"`
-			} `json:"resources"`
-			RowFilterPolicyItems []struct {
-				RowFilterInfo struct {
-					FilterExpr string `json:"filterExpr"`
-				} `json:"rowFilterInfo"`
-			} `json:"rowFilterPolicyItems"`
-		} `json:"policies"`
-	}
-	if err := json.Unmarshal(Policies(), &bundle); err != nil {
+	pr, err := rules()
+	if err != nil {
 		return nil, err
 	}
 	var done []string
-	for _, p := range bundle.Policies {
-		if p.PolicyType != 2 || len(p.Resources["table"].Values) != 1 || len(p.RowFilterPolicyItems) != 1 {
+	for _, table := range Tables {
+		filter, ok := pr.filters[table]
+		if !ok {
 			continue
 		}
-		table, filter := p.Resources["table"].Values[0], p.RowFilterPolicyItems[0].RowFilterInfo.FilterExpr
 		rows, err := conn.Query(ctx, `SELECT c.relname, pg_get_indexdef(i.indexrelid)
 			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 			WHERE i.indrelid = (quote_ident($1) || '.' || quote_ident($2))::regclass AND i.indpred IS NULL ORDER BY 1`, Schema, table)
