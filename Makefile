@@ -37,6 +37,7 @@ fmt-check:
 vet:
 	@echo "==> go vet ./..."
 	@$(GO) vet ./...
+	@$(GO) -C bench/forwarder vet ./...
 
 unit:
 	@GO=$(GO) scripts/test.sh $$($(GO) list ./... | grep -v /e2e)

@@ -51,6 +51,7 @@ func main() {
 	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run every workload through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
 	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
+	flag.BoolVar(&forwarderTargets, "forwarders", false, "also run select-only through three byte-for-byte TCP forwarders to PostgreSQL that parse nothing (bench/forwarder): fwd-goroutines (a goroutine per direction), fwd-epoll (one epoll loop parked on the Go runtime's poller, as pgranger's loop waits) and fwd-gnet (gnet v2, one loop): what relaying alone costs in Go, beside pgbouncer and pgranger")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
 	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
@@ -96,6 +97,7 @@ var (
 	soakFor                             time.Duration
 	idleClients                         int
 	unixTargets, goroutineTarget        bool
+	forwarderTargets                    bool
 	holdTargets                         bool
 )
 
@@ -224,15 +226,25 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		}
 	}
 
+	var fwd []target // select-only: they relay to PostgreSQL as its superuser, governing nothing
+	if forwarderTargets {
+		fwds, stop, err := startForwarders(dir, pgPort)
+		if err != nil {
+			return fmt.Errorf("-forwarders: %w", err)
+		}
+		defer stop()
+		fwd = fwds
+	}
+
 	type workload struct {
 		name    string
 		args    []string
 		targets []target
 	}
 	workloads := []workload{
-		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), unix...)},
-		{"select-only -M extended (ungoverned for the user)", []string{"-S", "-M", "extended"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
-		{"select-only -M simple (ungoverned for the user)", []string{"-S", "-M", "simple"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
+		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append(append([]target{direct, bouncer}, rangers...), extra...), fwd...), unix...)},
+		{"select-only -M extended (ungoverned for the user)", []string{"-S", "-M", "extended"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), fwd...)},
+		{"select-only -M simple (ungoverned for the user)", []string{"-S", "-M", "simple"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), fwd...)},
 		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append(append([]target{direct, directRewritten}, rangers...), extra...)},
 		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append(append([]target{direct, directRewritten}, rangers...), extra...)},
 	}
@@ -711,6 +723,45 @@ func waitPort(port string) error {
 func hostDesc() string {
 	out, _ := exec.Command("nproc").Output()
 	return strings.TrimSpace(string(out)) + " CPUs, client, proxy and server sharing them"
+}
+
+// startForwarders builds bench/forwarder and starts it in each of its
+// modes in a process group of its own, relaying to PostgreSQL on pgPort.
+func startForwarders(dir, pgPort string) ([]target, func(), error) {
+	bin := filepath.Join(dir, "forwarder")
+	// A module of its own, so gnet is no dependency of pgranger's.
+	if out, err := exec.Command("go", "build", "-C", "bench/forwarder", "-o", bin, ".").CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("go build bench/forwarder: %v\n%s", err, out)
+	}
+	var targets []target
+	var cmds []*exec.Cmd
+	stop := func() {
+		for _, c := range cmds {
+			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			c.Wait()
+		}
+	}
+	for _, mode := range []string{"goroutines", "epoll", "gnet"} {
+		port, err := freePort()
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		cmd := exec.Command(bin, "-mode", mode, "-listen", "127.0.0.1:"+port, "-backend", "127.0.0.1:"+pgPort)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			stop()
+			return nil, nil, err
+		}
+		cmds = append(cmds, cmd)
+		if err := waitPort(port); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("forwarder -mode %s: %w", mode, err)
+		}
+		targets = append(targets, target{"fwd-" + mode, port, "postgres", testpg.SuperPassword, "", "", cmd.Process.Pid})
+	}
+	return targets, stop, nil
 }
 
 // hold prints how to reach every target and waits for an interrupt.
