@@ -1,0 +1,10 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+// runEpoll needs epoll.
+func runEpoll(listen, backend string) error {
+	return errors.New("-mode epoll needs Linux")
+}
