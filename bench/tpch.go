@@ -37,7 +37,7 @@ var (
 	// with the row filter as predicate (tpch.FilterIndexes).
 	tpchFilterIndexes bool
 	// tpchFloor: also time the queries on plain views of pgranger's
-	// rewrite of SELECT * (tpch.BuildFloor), the cheapest read-time filtering.
+	// rewrite of SELECT * (tpch.BuildFloor): its filters and masks, no barrier.
 	tpchFloor bool
 )
 

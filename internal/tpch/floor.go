@@ -25,10 +25,10 @@ const FloorSchema = "tpch_floor"
 // A plain view has no barrier: the planner flattens it and pushes and
 // orders every predicate of a query on it as it likes, leakproof or not.
 // So a query on these views costs what pgranger's own filters and masks
-// cost with no barrier at all — the floor that any row-filter enforcement
-// reading the source tables (pgranger's rewrite, PostgreSQL's row-level
-// security, security-barrier views) reaches at best, since each must read
-// the hidden rows and test the filter. It is a benchmark yardstick only:
+// cost with no barrier at all. Any row-filter enforcement reading the
+// source tables (pgranger's rewrite, PostgreSQL's row-level security,
+// security-barrier views) must read the hidden rows and test the filter
+// as these views do. It is a benchmark yardstick only:
 // a user querying such views could make a predicate of theirs tell hidden
 // rows' values, which is what pgranger's barrier prevents.
 func BuildFloor(ctx context.Context, conn *pgx.Conn, rewritten func(table string) (string, error)) error {
