@@ -51,7 +51,7 @@ func main() {
 	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run every workload through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
 	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
-	flag.BoolVar(&forwarderTargets, "forwarders", false, "also run select-only through three byte-for-byte TCP forwarders to PostgreSQL that parse nothing (bench/forwarder): fwd-goroutines (a goroutine per direction), fwd-epoll (one epoll loop parked on the Go runtime's poller, as pgranger's loop waits) and fwd-gnet (gnet v2, one loop): what relaying alone costs in Go, beside pgbouncer and pgranger")
+	flag.BoolVar(&forwarderTargets, "forwarders", false, "also run select-only through three byte-for-byte TCP forwarders to PostgreSQL that parse nothing (bench/forwarder): fwd-goroutines (a goroutine per direction), fwd-epoll (one epoll loop parked on the Go runtime's poller, as pgranger's loop waits) and fwd-gnet (gnet v2, one loop) and fwd-cloop (the epoll loop in C, entered once through cgo): what relaying alone costs in Go and outside its scheduler, beside pgbouncer and pgranger")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
 	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
@@ -741,7 +741,7 @@ func startForwarders(dir, pgPort string) ([]target, func(), error) {
 			c.Wait()
 		}
 	}
-	for _, mode := range []string{"goroutines", "epoll", "gnet"} {
+	for _, mode := range []string{"goroutines", "epoll", "gnet", "cloop"} {
 		port, err := freePort()
 		if err != nil {
 			stop()

@@ -10,7 +10,10 @@
 //     pgranger's event loop waits (pgwire/eventloop_linux.go);
 //   - gnet: github.com/panjf2000/gnet/v2 with one event loop, each
 //     backend connection registered on its client's loop, so a relay is a
-//     Write on the same loop.
+//     Write on the same loop;
+//   - cloop: the same loop written in C and entered once through cgo,
+//     blocking in epoll_wait on a thread that never returns to Go: what a
+//     relay core outside Go's scheduler would cost.
 //
 // It is a measuring instrument, not a proxy: no authentication, no
 // protocol, no limits. It listens on a loopback address only. Its test is
@@ -28,7 +31,7 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on (loopback)")
 	backend := flag.String("backend", "", "address to relay every connection to")
-	mode := flag.String("mode", "goroutines", "goroutines, epoll or gnet")
+	mode := flag.String("mode", "goroutines", "goroutines, epoll, gnet or cloop")
 	flag.Parse()
 	if *backend == "" {
 		fmt.Fprintln(os.Stderr, "forwarder: -backend is required")
@@ -46,6 +49,8 @@ func main() {
 		err = runEpoll(*listen, *backend)
 	case "gnet":
 		err = runGnet(*listen, *backend)
+	case "cloop":
+		err = runCLoop(*listen, *backend)
 	default:
 		err = fmt.Errorf("unknown -mode %q", *mode)
 	}
