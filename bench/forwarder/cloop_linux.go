@@ -120,7 +120,6 @@ import "C"
 import (
 	"net"
 	"runtime"
-	"strconv"
 	"unsafe"
 )
 
@@ -129,11 +128,7 @@ import (
 // to Go, so the Go runtime has no part in the steady state — what a relay
 // core outside Go's scheduler would cost.
 func runCLoop(listen, backend string) error {
-	bhost, bport, err := net.SplitHostPort(backend)
-	if err != nil {
-		return err
-	}
-	port, err := strconv.Atoi(bport)
+	ip, port, err := ipv4Backend(backend)
 	if err != nil {
 		return err
 	}
@@ -146,7 +141,7 @@ func runCLoop(listen, backend string) error {
 		return err
 	}
 	runtime.LockOSThread()
-	host := C.CString(bhost)
+	host := C.CString(ip.String())
 	defer C.free(unsafe.Pointer(host))
 	C.relay_loop(C.int(f.Fd()), host, C.int(port))
 	return net.UnknownNetworkError("the C loop's epoll failed")

@@ -24,17 +24,9 @@ type fwdSocket struct {
 // waits only on the loop's epoll descriptor (readable while the set has
 // ready events) and on the listener.
 func runEpoll(listen, backend string) error {
-	bhost, bport, err := net.SplitHostPort(backend)
+	ip, port, err := ipv4Backend(backend)
 	if err != nil {
 		return err
-	}
-	port, err := strconv.Atoi(bport)
-	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(bhost).To4()
-	if ip == nil {
-		return &net.AddrError{Err: "an IPv4 backend address is needed", Addr: backend}
 	}
 	baddr := &unix.SockaddrInet4{Port: port}
 	copy(baddr.Addr[:], ip)
@@ -171,6 +163,24 @@ func runEpoll(listen, backend string) error {
 			}
 		}
 	}
+}
+
+// ipv4Backend splits an "a.b.c.d:port" backend address (the loops
+// connect with raw system calls, to IPv4 only).
+func ipv4Backend(backend string) (net.IP, int, error) {
+	host, p, err := net.SplitHostPort(backend)
+	if err != nil {
+		return nil, 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	ip := net.ParseIP(host).To4()
+	if ip == nil {
+		return nil, 0, &net.AddrError{Err: "an IPv4 backend address is needed", Addr: backend}
+	}
+	return ip, port, nil
 }
 
 // epollPoll is epoll_pwait with a zero timeout as a raw system call (it
