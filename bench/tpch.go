@@ -45,7 +45,7 @@ var (
 func init() {
 	flag.StringVar(&tpchOnly, "tpch-queries", "", "with -tpch: time only these queries, comma-separated (q05,q18); default all 22")
 	flag.BoolVar(&tpchFilterIndexes, "tpch-filter-indexes", false, "with -tpch: after the copies, give every index of a row-filtered source table a partial twin whose predicate is the row filter (what a deployment can build; the copies' indexes hold only the visible rows)")
-	flag.BoolVar(&tpchFloor, "tpch-floor", false, "with -tpch: also time every query on plain views of what pgranger sends for SELECT * FROM each table (schema "+tpch.FloorSchema+": its filters and masks, no barrier): what filtering at read time costs at best, so the ratios split into the source tables' share (floor ÷ copy) and the barrier's (pgranger ÷ floor)")
+	flag.BoolVar(&tpchFloor, "tpch-floor", false, "with -tpch: also time every query on plain views of what pgranger sends for SELECT * FROM each table (schema "+tpch.FloorSchema+": its filters and masks, no barrier): the ratios split into what reading the source tables costs (floor ÷ copy) and what the barrier costs (pgranger ÷ floor)")
 	flag.IntVar(&tpchParallel, "tpch-parallel-workers", -1, "with -tpch: ALTER DATABASE tpch SET max_parallel_workers_per_gather to this for every session, copies and pgranger alike (a diagnostic: on a 2-core machine PostgreSQL's default of 2 runs 3 processes per parallel query); -1 leaves PostgreSQL's default")
 }
 
