@@ -233,16 +233,28 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'
 // of such an index needs no heap visit to check the filter, so an
 // index-only scan stays one). It returns the statements it ran.
 func FilterIndexes(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	filters, err := rowFilters()
-	if err != nil {
+	var bundle struct {
+		Policies []struct {
+			PolicyType int `json:"policyType"`
+			Resources  map[string]struct {
+				Values []string `json:"values"`
+			} `json:"resources"`
+			RowFilterPolicyItems []struct {
+				RowFilterInfo struct {
+					FilterExpr string `json:"filterExpr"`
+				} `json:"rowFilterInfo"`
+			} `json:"rowFilterPolicyItems"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(Policies(), &bundle); err != nil {
 		return nil, err
 	}
 	var done []string
-	for _, table := range Tables {
-		filter, ok := filters[table]
-		if !ok {
+	for _, p := range bundle.Policies {
+		if p.PolicyType != 2 || len(p.Resources["table"].Values) != 1 || len(p.RowFilterPolicyItems) != 1 {
 			continue
 		}
+		table, filter := p.Resources["table"].Values[0], p.RowFilterPolicyItems[0].RowFilterInfo.FilterExpr
 		rows, err := conn.Query(ctx, `SELECT c.relname, pg_get_indexdef(i.indexrelid)
 			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 			WHERE i.indrelid = (quote_ident($1) || '.' || quote_ident($2))::regclass AND i.indpred IS NULL ORDER BY 1`, Schema, table)
@@ -276,36 +288,4 @@ func FilterIndexes(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 		}
 	}
 	return done, nil
-}
-
-// rowFilters are the row filters of Policies, by table.
-func rowFilters() (map[string]string, error) {
-	var bundle struct {
-		Policies []struct {
-			PolicyType int `json:"policyType"`
-			Resources  map[string]struct {
-				Values []string `json:"values"`
-			} `json:"resources"`
-			RowFilterPolicyItems []struct {
-				RowFilterInfo struct {
-					FilterExpr string `json:"filterExpr"`
-				} `json:"rowFilterInfo"`
-			} `json:"rowFilterPolicyItems"`
-		} `json:"policies"`
-	}
-	if err := json.Unmarshal(Policies(), &bundle); err != nil {
-		return nil, err
-	}
-	filters := map[string]string{}
-	for _, p := range bundle.Policies {
-		tables := p.Resources["table"].Values
-		if p.PolicyType != 2 {
-			continue
-		}
-		if len(tables) != 1 || len(p.RowFilterPolicyItems) != 1 {
-			return nil, fmt.Errorf("tpch: a row-filter policy on %v is not of the one-table, one-item form", tables)
-		}
-		filters[tables[0]] = p.RowFilterPolicyItems[0].RowFilterInfo.FilterExpr
-	}
-	return filters, nil
 }
