@@ -45,20 +45,35 @@ type OperatorKey struct {
 
 // Operator is one pg_catalog operator.
 type Operator struct {
-	Result    uint32
-	Leakproof bool // of the function implementing it (pg_proc.proleakproof)
-	Volatile  bool
+	Result     uint32
+	Leakproof  bool // of the function implementing it (pg_proc.proleakproof)
+	Volatility Volatility
+	Function   string // the pg_catalog function implementing it (pg_operator.oprcode)
 }
 
 // Function is one pg_catalog function (prokind 'f').
 type Function struct {
-	Args      []uint32
-	Result    uint32
-	Leakproof bool
-	Volatile  bool
-	Variadic  bool
-	RetSet    bool
+	Args       []uint32
+	Result     uint32
+	Leakproof  bool
+	Volatility Volatility
+	Variadic   bool
+	RetSet     bool
 }
+
+// Volatility is pg_proc.provolatile: whether PostgreSQL may evaluate a
+// call once for a whole statement (immutable: at plan time, when every
+// argument is a constant), once per scan (stable) or must call it for
+// every row (volatile).
+type Volatility byte
+
+const (
+	Immutable Volatility = 'i'
+	Stable    Volatility = 's'
+	Volatile  Volatility = 'v'
+)
+
+func (v Volatility) valid() bool { return v == Immutable || v == Stable || v == Volatile }
 
 // Type OIDs the rewriter's type inference uses.
 const (
@@ -129,21 +144,22 @@ func (b *Builtins) ElemType(array uint32) (uint32, bool) {
 // The catalog queries return rows in the line format of the embedded
 // table (one parser for both):
 //
-//	o <name> <left> <right> <result> <leakproof> <volatile>    pg_catalog operator
-//	f <name> <args,…> <result> <leakproof> <volatile> <variadic> <retset>
+//	o <name> <left> <right> <result> <leakproof> <volatility> <function>    pg_catalog operator
+//	f <name> <args,…> <result> <leakproof> <volatility> <variadic> <retset>
 //	a <name>                                               pg_catalog aggregate
 //	t <name> <oid> <elem>                                  pg_catalog type
 //	O <name> <left> <right>                                operator outside pg_catalog
 //	T <name>                                               type name used outside pg_catalog
 //
-// fields separated by tabs, booleans as t/f.
+// fields separated by tabs, booleans as t/f, volatility as pg_proc's
+// provolatile (i, s or v).
 const builtinsSQL = `
-SELECT pg_catalog.concat_ws(E'\t', 'o', o.oprname, o.oprleft, o.oprright, o.oprresult, p.proleakproof, p.provolatile = 'v')
+SELECT pg_catalog.concat_ws(E'\t', 'o', o.oprname, o.oprleft, o.oprright, o.oprresult, p.proleakproof, p.provolatile, p.proname)
 FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
 WHERE o.oprnamespace = 'pg_catalog'::pg_catalog.regnamespace
 UNION ALL
 SELECT pg_catalog.concat_ws(E'\t', 'f', p.proname, pg_catalog.array_to_string(p.proargtypes::pg_catalog.oid[], ','), p.prorettype,
-       p.proleakproof, p.provolatile = 'v', p.provariadic <> 0, p.proretset)
+       p.proleakproof, p.provolatile, p.provariadic <> 0, p.proretset)
 FROM pg_catalog.pg_proc p
 WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace AND p.prokind = 'f'
 UNION ALL
@@ -215,6 +231,13 @@ func loadBuiltins(ctx context.Context, tx pgx.Tx, h hash.Hash64) (*Builtins, err
 	return b, rows.Err()
 }
 
+func volatility(s string) Volatility {
+	if len(s) != 1 {
+		return 0
+	}
+	return Volatility(s[0])
+}
+
 func (b *Builtins) add(line string) error {
 	f := strings.Split(line, "\t")
 	bad := fmt.Errorf("unreadable builtins line %q", line)
@@ -226,21 +249,21 @@ func (b *Builtins) add(line string) error {
 		return uint32(v)
 	}
 	switch {
-	case f[0] == "o" && len(f) == 7:
+	case f[0] == "o" && len(f) == 8:
 		k := OperatorKey{Name: f[1], Left: oid(f[2]), Right: oid(f[3])}
-		o := Operator{Result: oid(f[4]), Leakproof: f[5] == "t", Volatile: f[6] == "t"}
-		if f == nil {
+		o := Operator{Result: oid(f[4]), Leakproof: f[5] == "t", Volatility: volatility(f[6]), Function: f[7]}
+		if f == nil || !o.Volatility.valid() {
 			return bad
 		}
 		b.operators[k] = o
 	case f[0] == "f" && len(f) == 8:
-		fn := Function{Result: oid(f[3]), Leakproof: f[4] == "t", Volatile: f[5] == "t", Variadic: f[6] == "t", RetSet: f[7] == "t"}
+		fn := Function{Result: oid(f[3]), Leakproof: f[4] == "t", Volatility: volatility(f[5]), Variadic: f[6] == "t", RetSet: f[7] == "t"}
 		if f[2] != "" {
 			for _, a := range strings.Split(f[2], ",") {
 				fn.Args = append(fn.Args, oid(a))
 			}
 		}
-		if f == nil {
+		if f == nil || !fn.Volatility.valid() {
 			return bad
 		}
 		b.funcs[f[1]] = append(b.funcs[f[1]], fn)

@@ -296,7 +296,7 @@ func (t *exprTyper) volatile(n *pg.Node) bool {
 				vol = true
 			}
 			for _, fn := range fns {
-				if fn.Volatile {
+				if fn.Volatility == catalog.Volatile {
 					vol = true
 				}
 			}
@@ -306,7 +306,7 @@ func (t *exprTyper) volatile(n *pg.Node) bool {
 				if v.AExpr.Lexpr != nil {
 					l = t.typeOf(v.AExpr.Lexpr)
 				}
-				if op, ok := t.operator(name, l, t.typeOf(v.AExpr.Rexpr)); !ok || op.Volatile {
+				if op, ok := t.operator(name, l, t.typeOf(v.AExpr.Rexpr)); !ok || op.Volatility == catalog.Volatile {
 					vol = true
 				}
 			}
@@ -395,7 +395,7 @@ func (t *exprTyper) leakproofOp(names []*pg.Node, l, r typ) bool {
 		return false
 	}
 	op, ok := t.operator(name, l, r)
-	return ok && op.Leakproof && !op.Volatile
+	return ok && op.Leakproof && op.Volatility != catalog.Volatile
 }
 
 func (t *exprTyper) safeAExpr(e *pg.A_Expr) bool {

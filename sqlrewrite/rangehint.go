@@ -115,7 +115,7 @@ func (r *stmtRewriter) dateBound(t *exprTyper, ref *relRef, op string, l, rt *pg
 	if _, ok := t.operator(op, known(catalog.OIDDate), known(catalog.OIDTimestamp)); !ok {
 		return nil
 	}
-	if hop, ok := t.operator(hint, known(catalog.OIDDate), known(catalog.OIDDate)); !ok || !hop.Leakproof || hop.Volatile {
+	if hop, ok := t.operator(hint, known(catalog.OIDDate), known(catalog.OIDDate)); !ok || !hop.Leakproof || hop.Volatility == catalog.Volatile {
 		return nil
 	}
 	if _, ok := t.b.TypeOID("date"); !ok {
