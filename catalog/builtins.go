@@ -34,6 +34,10 @@ type Builtins struct {
 	// pg_catalog too. A search_path could make the backend pick those.
 	shadowedOps   map[OperatorKey]bool
 	shadowedTypes map[string]bool
+	// opVolatility is, per operator name, the least strict volatility
+	// of pg_catalog's operators of that name (Volatile when another
+	// schema has one of the name too).
+	opVolatility map[string]Volatility
 }
 
 // OperatorKey names one operator: its name and argument types (0 for the
@@ -107,6 +111,20 @@ func (b *Builtins) Operator(name string, left, right uint32) (Operator, bool) {
 	}
 	o, ok := b.operators[k]
 	return o, ok
+}
+
+// OperatorVolatility is the least strict volatility among the operators
+// of that name, whatever their argument types: Immutable only when every
+// pg_catalog operator of the name is immutable and no other schema has
+// one; Volatile for a name it does not know.
+func (b *Builtins) OperatorVolatility(name string) Volatility {
+	if b == nil {
+		return Volatile
+	}
+	if v, ok := b.opVolatility[name]; ok {
+		return v
+	}
+	return Volatile
 }
 
 // Functions returns the pg_catalog functions of that name (the rewriter
@@ -206,7 +224,18 @@ func newBuiltins() *Builtins {
 		elems:         map[uint32]uint32{},
 		shadowedOps:   map[OperatorKey]bool{},
 		shadowedTypes: map[string]bool{},
+		opVolatility:  map[string]Volatility{},
 	}
+}
+
+// laxer returns the less strict of two volatilities (the zero value
+// counts as unset).
+func laxer(a, b Volatility) Volatility {
+	rank := map[Volatility]int{0: -1, Immutable: 0, Stable: 1, Volatile: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }
 
 // loadBuiltins runs builtinsSQL in tx, adding each line to h.
@@ -256,6 +285,7 @@ func (b *Builtins) add(line string) error {
 			return bad
 		}
 		b.operators[k] = o
+		b.opVolatility[k.Name] = laxer(b.opVolatility[k.Name], o.Volatility)
 	case f[0] == "f" && len(f) == 8:
 		fn := Function{Result: oid(f[3]), Leakproof: f[4] == "t", Volatility: volatility(f[5]), Variadic: f[6] == "t", RetSet: f[7] == "t"}
 		if f[2] != "" {
@@ -284,6 +314,7 @@ func (b *Builtins) add(line string) error {
 			return bad
 		}
 		b.shadowedOps[k] = true
+		b.opVolatility[k.Name] = Volatile
 	case f[0] == "T" && len(f) == 2:
 		b.shadowedTypes[f[1]] = true
 	default:

@@ -145,7 +145,7 @@ type barrierDecision struct {
 
 func (r *stmtRewriter) typer() *exprTyper {
 	b := r.barrier()
-	return &exprTyper{b: r.snap.Builtins, cols: b.cols, params: r.env.ParamTypes, sublinks: b.sublinks,
+	return &exprTyper{b: r.snap.Builtins, cols: b.cols, params: r.env.ParamTypes, literals: r.env.literalParams, sublinks: b.sublinks,
 		correlated: func(sl *pg.SubLink) bool { return r.correlated(sl) }}
 }
 
@@ -259,8 +259,22 @@ func (r *stmtRewriter) decideBarriers() {
 			continue
 		}
 		v := verdict{c: c, touches: touches, safe: r.conjunctSafe(t, c)}
-		if len(touches) == 1 {
+		switch {
+		case len(c.cols) == 0 && t.volatile(c.node):
+			// Evaluated per row of the whole level (of its join):
+			// inside one relation it would run another number of
+			// times. It stays where it is, above fenced wrappers.
+		case len(touches) == 1:
 			v.mover = r.movable(c, touches[0])
+		case len(c.cols) == 0:
+			// A conjunct without columns filters every row of its
+			// level alike: under the guard of any one inner relation
+			// of the level it means the same.
+			for _, ref := range touches {
+				if v.mover = r.movable(c, ref); v.mover != nil {
+					break
+				}
+			}
 		}
 		if !v.safe && v.mover == nil {
 			for _, ref := range touches {
@@ -332,8 +346,13 @@ func (r *stmtRewriter) touches(t *exprTyper, c *conjunct, classes *equivalence) 
 			}
 		}
 	}
-	// A column-free volatile conjunct is evaluated per row of its level.
-	if len(c.cols) == 0 && t.volatile(c.node) {
+	// A column-free conjunct that is not safe: a volatile one is
+	// evaluated per row of its level; any other becomes a one-time
+	// filter, evaluated once before the rows are read — but once per
+	// child scan and per process in a parallel plan, so how often it
+	// runs (a notice each time) can follow how long the scans of
+	// hidden rows take. Either way it moves under a filter.
+	if len(c.cols) == 0 && !t.safe(c.node) {
 		for _, ref := range c.level.contained {
 			add(ref)
 		}
@@ -455,7 +474,7 @@ func (r *stmtRewriter) movable(c *conjunct, ref *relRef) *relRef {
 		return nil
 	}
 	outside, ok := r.movingCols(c)
-	if !ok || len(outside) == 0 {
+	if !ok || len(outside) == 0 && len(c.cols) > 0 {
 		return nil
 	}
 	for _, a := range outside {

@@ -32,6 +32,9 @@ type exprTyper struct {
 	b      *catalog.Builtins
 	cols   map[*pg.ColumnRef]*colAttr
 	params []uint32 // declared types of $1…$n (0 or missing: unknown)
+	// literals: $1…$n are a statement's literals (its literal template),
+	// constants for the planner.
+	literals bool
 	// correlated reports whether a sublink's query reads a column of an
 	// enclosing level (then it runs per row; else it is an initplan,
 	// whose value is a parameter of the level).
@@ -94,6 +97,8 @@ func (t *exprTyper) typeOf(n *pg.Node) typ {
 		}
 	case *pg.Node_BoolExpr, *pg.Node_NullTest, *pg.Node_BooleanTest:
 		return known(catalog.OIDBool)
+	case *pg.Node_CoalesceExpr:
+		return t.commonType(v.CoalesceExpr.Args)
 	case *pg.Node_SqlvalueFunction:
 		switch v.SqlvalueFunction.Op {
 		case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
@@ -260,25 +265,6 @@ func equalOIDs(a, b []uint32) bool {
 	return true
 }
 
-// hasVar reports whether n reads a column of its own query level or an
-// outer one, directly or through a correlated sublink.
-func (t *exprTyper) hasVar(n *pg.Node) bool {
-	found := false
-	walkNodes(n, func(x *pg.Node) bool {
-		switch v := x.Node.(type) {
-		case *pg.Node_ColumnRef:
-			found = true
-		case *pg.Node_SubLink:
-			if t.correlated(v.SubLink) || t.hasVar(v.SubLink.Testexpr) {
-				found = true
-			}
-			return false
-		}
-		return !found
-	})
-	return found
-}
-
 // volatile reports whether a column-free expression may call a volatile
 // function (or one that cannot be resolved, which might be).
 func (t *exprTyper) volatile(n *pg.Node) bool {
@@ -321,17 +307,36 @@ func (t *exprTyper) volatile(n *pg.Node) bool {
 	return vol
 }
 
-// safe reports whether evaluating n on a row the row filter removes lets
-// nothing about that row be observed: every operation applied to a column
-// value is a known leakproof operator, and every column-free part is not
-// volatile. A sublink is never safe where it reads a column (PostgreSQL
-// runs it per row as a subplan); an uncorrelated one is a parameter.
+// safe reports whether evaluating n on any row — one the row filter
+// removes included, in any order relative to the other quals — can have
+// no observable effect: no error, no notice, no wait, and nothing else
+// run or not run because of it. Its result may decide whether the next
+// qual, or the next arm of an AND, OR or CASE, is evaluated at all, so
+// every part of it must be free of effects, not only the parts that read
+// the row (docs/security.md "The barrier"). It holds for an expression
+// built only from
+//
+//   - the row's plain columns, extended-protocol parameters, and the
+//     SQL value functions (CURRENT_DATE, CURRENT_USER, …), values fixed
+//     for the statement that cannot fail;
+//   - constant subexpressions PostgreSQL folds while planning
+//     (planConstant): whatever they raise, they raise before any row is
+//     read, on every execution alike;
+//   - known leakproof, non-volatile pg_catalog operators, and casts that
+//     change nothing (to the same type without a type modifier, varchar
+//     to text);
+//   - AND, OR, NOT, IS [NOT] NULL, IS TRUE/FALSE, searched CASE,
+//     COALESCE and NULLIF (through a leakproof "=") over such parts.
+//
+// Anything else is not safe: a sublink of any kind (an uncorrelated one
+// is an initplan, evaluated lazily the first time a row reaches it), a
+// stable or volatile function even without column inputs (evaluated per
+// row), any function that is not leakproof applied to a value that is not
+// a plan-time constant, a cast that can fail or has a type modifier, a
+// set-returning function.
 func (t *exprTyper) safe(n *pg.Node) bool {
-	if n == nil {
+	if n == nil || t.planConstant(n) {
 		return true
-	}
-	if !t.hasVar(n) {
-		return !t.volatile(n)
 	}
 	switch v := n.Node.(type) {
 	case *pg.Node_ColumnRef:
@@ -339,13 +344,10 @@ func (t *exprTyper) safe(n *pg.Node) bool {
 		// pull up is the expression it stands for.
 		a := t.cols[v.ColumnRef]
 		return a != nil && !a.unsafeValue
-	case *pg.Node_BoolExpr:
-		for _, a := range v.BoolExpr.Args {
-			if !t.safe(a) {
-				return false
-			}
-		}
+	case *pg.Node_ParamRef, *pg.Node_AConst, *pg.Node_SqlvalueFunction:
 		return true
+	case *pg.Node_BoolExpr:
+		return t.allSafe(v.BoolExpr.Args)
 	case *pg.Node_NullTest:
 		return t.safe(v.NullTest.Arg)
 	case *pg.Node_BooleanTest:
@@ -354,7 +356,17 @@ func (t *exprTyper) safe(n *pg.Node) bool {
 		return t.safe(v.CollateClause.Arg)
 	case *pg.Node_TypeCast:
 		// Only a cast that changes nothing (to the same type, or varchar
-		// to text, which is binary) applies no function.
+		// to text, which is binary) applies no function; a type modifier
+		// (numeric(4,0), varchar(3), timestamp(0)) applies a length
+		// coercion that can fail or round.
+		if len(v.TypeCast.TypeName.GetTypmods()) > 0 {
+			return false
+		}
+		if v.TypeCast.Arg.GetParamRef() != nil && t.typeOf(v.TypeCast.Arg).oid == catalog.OIDUnknown {
+			// An undeclared parameter cast to a type is a parameter of
+			// that type: PostgreSQL reads its value at Bind.
+			return t.typeOf(n).oid != 0
+		}
 		from, to := t.typeOf(v.TypeCast.Arg), t.typeOf(n)
 		if from.oid == 0 || to.oid == 0 || !(from.oid == to.oid || from.oid == catalog.OIDVarchar && to.oid == catalog.OIDText) {
 			return false
@@ -372,19 +384,142 @@ func (t *exprTyper) safe(n *pg.Node) bool {
 			}
 		}
 		return t.safe(c.Defresult)
+	case *pg.Node_CoalesceExpr:
+		return t.commonType(v.CoalesceExpr.Args).oid != 0 && t.allSafe(v.CoalesceExpr.Args)
 	case *pg.Node_AExpr:
 		return t.safeAExpr(v.AExpr)
-	case *pg.Node_SubLink:
-		// Uncorrelated EXISTS, scalar and ARRAY sublinks are initplans (a
-		// parameter); IN/ANY/ALL compare per row in a hashed subplan,
-		// which PostgreSQL does not take for leakproof either (a top-level
-		// IN that becomes a semi-join is the barrier's own case).
-		switch v.SubLink.SubLinkType {
-		case pg.SubLinkType_EXISTS_SUBLINK, pg.SubLinkType_EXPR_SUBLINK, pg.SubLinkType_ARRAY_SUBLINK:
-			return !t.correlated(v.SubLink)
-		}
 	}
 	return false
+}
+
+// commonType is the type of COALESCE's arguments when they need no
+// conversion: all of one type, or untyped literals (which take it).
+func (t *exprTyper) commonType(args []*pg.Node) typ {
+	var common typ
+	for _, a := range args {
+		at := t.typeOf(a)
+		switch {
+		case at.oid == 0:
+			return typ{}
+		case at.oid == catalog.OIDUnknown:
+		case common.oid == 0:
+			common = at
+		case common != at:
+			return typ{}
+		}
+	}
+	return common
+}
+
+func (t *exprTyper) allSafe(ns []*pg.Node) bool {
+	for _, n := range ns {
+		if !t.safe(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// planConstant reports whether n is certain to be folded into a constant
+// when PostgreSQL plans the statement (eval_const_expressions folds every
+// immutable function and operator whose arguments are all constants, in
+// every arm of a CASE too): literals, string literals cast to a type (the
+// parser converts those itself), and immutable pg_catalog operators and
+// functions of such constants, combined with AND, OR, NOT, CASE,
+// COALESCE, NULL tests and ARRAY[…]. Whatever error such an expression
+// raises, it raises at plan time, before any row is read; on a row it is
+// a value. A parameter is not a constant (a generic plan evaluates
+// expressions over it on every row) unless it is the placeholder of a
+// literal, nor is a sublink, a stable function or a column.
+func (t *exprTyper) planConstant(n *pg.Node) bool {
+	ok := true
+	walkNodes(n, func(x *pg.Node) bool {
+		if !ok {
+			return false
+		}
+		switch v := x.Node.(type) {
+		case *pg.Node_AConst, *pg.Node_BoolExpr, *pg.Node_NullTest, *pg.Node_BooleanTest, *pg.Node_CaseExpr,
+			*pg.Node_CaseWhen, *pg.Node_CollateClause, *pg.Node_CoalesceExpr, *pg.Node_AArrayExpr, *pg.Node_List,
+			*pg.Node_String_: // a name (of a function, operator or collation)
+		case *pg.Node_ParamRef:
+			ok = t.literals
+		case *pg.Node_TypeCast:
+			ok = t.stringLiteral(v.TypeCast.Arg) && !v.TypeCast.TypeName.GetSetof()
+			return false // the literal and the type name: nothing else to look at
+		case *pg.Node_AExpr:
+			ok = t.immutableOperator(v.AExpr)
+		case *pg.Node_FuncCall:
+			ok = t.immutableFunction(v.FuncCall)
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// stringLiteral reports whether n is a string literal or NULL (the
+// parser converts such a literal cast to a type with the type's input
+// function itself) — in a literal template, the placeholder of one.
+func (t *exprTyper) stringLiteral(n *pg.Node) bool {
+	if c := n.GetAConst(); c != nil {
+		return c.Isnull || c.GetSval() != nil
+	}
+	if p := n.GetParamRef(); p != nil && t.literals {
+		return t.typeOf(n).oid == catalog.OIDUnknown
+	}
+	return false
+}
+
+// immutableOperator reports whether every operator an A_Expr applies is
+// certainly immutable: an operator call resolved exactly, or, for the
+// other forms (IN, BETWEEN, LIKE, IS DISTINCT FROM, NULLIF, ANY/ALL),
+// every pg_catalog operator of the name(s) it uses.
+func (t *exprTyper) immutableOperator(e *pg.A_Expr) bool {
+	name, ok := operatorName(e.Name)
+	if !ok {
+		return false
+	}
+	if e.Kind == pg.A_Expr_Kind_AEXPR_OP {
+		var l typ
+		if e.Lexpr != nil {
+			if l = t.typeOf(e.Lexpr); l.oid == 0 {
+				return false
+			}
+		}
+		op, ok := t.operator(name, l, t.typeOf(e.Rexpr))
+		return ok && op.Volatility == catalog.Immutable
+	}
+	names := []string{name}
+	switch e.Kind {
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_BETWEEN_SYM:
+		names = []string{">=", "<="}
+	case pg.A_Expr_Kind_AEXPR_NOT_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		names = []string{"<", ">"}
+	}
+	for _, n := range names {
+		if t.b.OperatorVolatility(n) != catalog.Immutable {
+			return false
+		}
+	}
+	return true
+}
+
+// immutableFunction reports whether a call is certainly of an immutable
+// pg_catalog function returning one value: every overload of its name is.
+func (t *exprTyper) immutableFunction(fc *pg.FuncCall) bool {
+	names := nameList(fc.Funcname)
+	if len(names) != 2 || names[0] != "pg_catalog" || fc.AggStar || fc.AggDistinct || fc.Over != nil ||
+		len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.AggWithinGroup || t.b.IsAggregate(names[1]) {
+		return false
+	}
+	fns := t.b.Functions(names[1])
+	for _, fn := range fns {
+		if fn.Volatility != catalog.Immutable || fn.RetSet {
+			return false
+		}
+	}
+	return len(fns) > 0
 }
 
 // leakproofOp reports whether the operator name applied to l and r is a

@@ -71,8 +71,7 @@ func (r *stmtRewriter) rangeHint(ref *relRef, c *conjunct) []*pg.Node {
 }
 
 // dateBound is the hint for "l op r" when one side is an unmasked date
-// column of ref and the other a column-free, non-volatile timestamp
-// expression, and op resolves to pg_catalog's date-timestamp comparison.
+// column of ref and the other a timestamp value (timestampValue), and op resolves to pg_catalog's date-timestamp comparison.
 func (r *stmtRewriter) dateBound(t *exprTyper, ref *relRef, op string, l, rt *pg.Node) *pg.Node {
 	col, other := l, rt
 	if col.GetColumnRef() == nil {
@@ -107,7 +106,7 @@ func (r *stmtRewriter) dateBound(t *exprTyper, ref *relRef, op string, l, rt *pg
 	if a == nil || a.ref != ref || a.col < 0 || a.unsafeValue || a.typ.oid != catalog.OIDDate {
 		return nil
 	}
-	if ot := t.typeOf(other); ot.oid != catalog.OIDTimestamp || t.hasVar(other) || t.volatile(other) || hasSubLink(other) {
+	if !t.timestampValue(other) {
 		return nil
 	}
 	// The condition must be pg_catalog's date-timestamp comparison (exact
@@ -135,13 +134,29 @@ func (r *stmtRewriter) dateBound(t *exprTyper, ref *relRef, op string, l, rt *pg
 	return pg.MakeAExprNode(pg.A_Expr_Kind_AEXPR_OP, []*pg.Node{pg.MakeStrNode(hint)}, expr, cast, -1)
 }
 
-func hasSubLink(n *pg.Node) bool {
-	found := false
-	walkNodes(n, func(x *pg.Node) bool {
-		if x.GetSubLink() != nil {
-			found = true
-		}
-		return !found
-	})
-	return found
+// timestampValue reports whether n is a timestamp whose cast to date
+// cannot fail on any row: a constant PostgreSQL folds at plan time, or a
+// value fixed for the statement — LOCALTIMESTAMP, or a parameter of type
+// timestamp (declared so, or undeclared and cast, which makes PostgreSQL
+// read it as a timestamp at Bind). date(timestamp) is immutable and
+// total (every timestamp has a date), so the hint is a safe conjunct
+// (docs/security.md "The barrier", range hints).
+func (t *exprTyper) timestampValue(n *pg.Node) bool {
+	if t.typeOf(n).oid != catalog.OIDTimestamp {
+		return false
+	}
+	if t.planConstant(n) {
+		return true
+	}
+	switch v := n.Node.(type) {
+	case *pg.Node_SqlvalueFunction:
+		op := v.SqlvalueFunction.Op
+		return op == pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP || op == pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N
+	case *pg.Node_ParamRef:
+		return true // typeOf: declared timestamp
+	case *pg.Node_TypeCast:
+		p := v.TypeCast.Arg.GetParamRef()
+		return p != nil && len(v.TypeCast.TypeName.GetTypmods()) == 0 && t.typeOf(v.TypeCast.Arg).oid == catalog.OIDUnknown
+	}
+	return false
 }

@@ -106,6 +106,10 @@ type Env struct {
 	// backend resolves operators on parameters, so they are part of the
 	// cache key.
 	ParamTypes []uint32
+	// literalParams: $1…$n stand for the literals of a simple-protocol
+	// statement (its literal template, template.go), which PostgreSQL
+	// sees as constants, not as parameters.
+	literalParams bool
 }
 
 // Session is the per-connection input of a rewrite.

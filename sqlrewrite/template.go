@@ -288,7 +288,7 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 	t, ok := rw.templates.GetIfPresent(key)
 	if !ok {
 		tenv := *env
-		tenv.ParamTypes = types
+		tenv.ParamTypes, tenv.literalParams = types, true
 		res := rw.rewriteText(ctx, &tenv, sess, tmpl, false)
 		env.Catalog = tenv.Catalog
 		t = newTemplate(res, len(lits))

@@ -42,6 +42,9 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 	}}}
 	if ref.expanded != nil {
 		// A view: the wrapper reads its analysed definition.
+		if len(ref.pol.filter.Exprs) > 0 {
+			fenceJoinedView(ref.expanded)
+		}
 		base = &pg.Node{Node: &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
 			Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: ref.expanded}},
 			Alias:    &pg.Alias{Aliasname: rel.Name},
@@ -62,7 +65,7 @@ func (r *stmtRewriter) wrap(ref *relRef) {
 		LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
 		Op:          pg.SetOperation_SETOP_NONE,
 	}
-	sel.WhereClause = r.rowFilterWhere(ref)
+	sel.WhereClause = keepAtScan(r.rowFilterWhere(ref))
 	if r.err != nil {
 		return
 	}
@@ -110,6 +113,59 @@ func (r *stmtRewriter) rowFilterWhere(ref *relRef) *pg.Node {
 		return conds[0]
 	}
 	return pg.MakeBoolExprNode(pg.BoolExprType_AND_EXPR, conds, -1)
+}
+
+// The row filter is evaluated at the scan of the relation it filters, as
+// a qual of that scan, so that every row leaving the scan is one the
+// filter keeps and nothing above the scan — a join, a LATERAL subquery, a
+// subplan, the inner side of a nested loop — runs or not because of a
+// row the filter removes (docs/security.md "The barrier"). Two things
+// could lift it above the scan once the wrapper is flattened, and both
+// are prevented here.
+//
+// keepAtScan: PostgreSQL turns a top-level x IN (SELECT …), x op ANY
+// (SELECT …), EXISTS (SELECT …) or NOT EXISTS (SELECT …) term of a WHERE
+// clause into a semi- or anti-join (pull_up_sublinks), which the planner
+// may place above joins with the user's relations. Such a term of the
+// filter becomes "(term) IS TRUE" — the same test in a WHERE clause —
+// which pull_up_sublinks does not look into: it stays a (hashed) subplan
+// in the scan's quals.
+func keepAtScan(filter *pg.Node) *pg.Node {
+	if filter == nil {
+		return nil
+	}
+	if be := filter.GetBoolExpr(); be != nil && be.Boolop == pg.BoolExprType_AND_EXPR {
+		for i, a := range be.Args {
+			be.Args[i] = keepAtScan(a)
+		}
+		return filter
+	}
+	n := filter
+	if be := n.GetBoolExpr(); be != nil && be.Boolop == pg.BoolExprType_NOT_EXPR && len(be.Args) == 1 {
+		n = be.Args[0]
+	}
+	sl := n.GetSubLink()
+	if sl == nil || sl.SubLinkType != pg.SubLinkType_ANY_SUBLINK && sl.SubLinkType != pg.SubLinkType_EXISTS_SUBLINK {
+		return filter
+	}
+	return &pg.Node{Node: &pg.Node_BooleanTest{BooleanTest: &pg.BooleanTest{
+		Arg: filter, Booltesttype: pg.BoolTestType_IS_TRUE, Location: -1,
+	}}}
+}
+
+// fenceJoinedView: a filtered view whose definition reads more than one
+// relation would, flattened, be a join whose filter is a join qual —
+// evaluated above the scans, after the planner may have joined a user's
+// relation to one side. Its definition gets OFFSET 0, so the filter is a
+// qual of the definition's subquery scan. A definition over one relation
+// is flattened into that relation's scan and keeps its indexes.
+func fenceJoinedView(def *pg.SelectStmt) {
+	if def.Op == pg.SetOperation_SETOP_NONE && len(def.FromClause) == 1 && def.FromClause[0].GetRangeVar() != nil {
+		return
+	}
+	if def.LimitOffset == nil && def.LimitCount == nil {
+		def.LimitOffset = pg.MakeAConstIntNode(0, -1)
+	}
 }
 
 // stripQualifiedRefs turns schema-qualified column references to an

@@ -31,7 +31,7 @@ SELECT o.id FROM sales.orders o JOIN sales.regions USING (region)
 -- case: plain: a HAVING term with an aggregate is evaluated on groups
 SELECT region, count(*) FROM sales.orders GROUP BY region HAVING count(*) > 1
 
--- case: plain: an uncorrelated scalar subquery of a known type is a parameter
+-- case: guard: an uncorrelated scalar subquery is an initplan, evaluated the first time a row reaches it
 SELECT id FROM sales.orders WHERE id = (SELECT r.region FROM sales.regions r LIMIT 1)::int
 
 -- case: guard: a scalar subquery whose type pgranger does not infer
@@ -169,3 +169,51 @@ SELECT e.id FROM hr.employees e WHERE e.hire_date < now() AND e.hire_date < DATE
 
 -- case: guard: no date bound for a masked date column
 SELECT id FROM sales.orders WHERE order_date < DATE '2000-01-01' + INTERVAL '1' DAY
+
+-- case: guard: comparisons that select hidden rows decide whether an uncorrelated subquery runs (an initplan, evaluated the first time a row reaches it)
+SELECT count(*) FROM sales.orders WHERE customer > 'Bruno' AND customer < 'Bruno Z' AND id <> (SELECT (1/(count(*)-count(*)))::int FROM pg_catalog.pg_class)
+
+-- case: guard: an uncorrelated EXISTS in an OR is an initplan too
+SELECT count(*) FROM sales.orders WHERE region = 'EU' OR EXISTS (SELECT 1 FROM sales.regions WHERE 1/(length(name) - length(name)) = 1)
+
+-- case: guard: a column-free stable function in a CASE arm is evaluated per row
+SELECT count(*) FROM sales.orders WHERE CASE WHEN id >= 950 THEN pg_catalog.current_setting('no.such') = 'x' ELSE false END
+
+-- case: guard: a conjunct without columns is a one-time filter, run once per child scan and per parallel process: it moves under the filter too
+SELECT count(*) FROM sales.orders WHERE customer > 'Bruno' AND has_table_privilege('no_such', 'sales.orders', 'select')
+
+-- case: guard: a stable function without column inputs, evaluated per row in a CASE arm
+SELECT count(*) FROM sales.orders WHERE CASE WHEN customer > 'Bruno' THEN has_table_privilege('no_such', 'sales.orders', 'select') ELSE false END
+
+-- case: guard: to_date is stable, and fails on its input
+SELECT count(*) FROM sales.orders WHERE customer > 'Bruno' AND (pg_catalog.to_date('x', 'YYYY') IS NOT NULL OR id = 1)
+
+-- case: guard: a cast of a value fixed for the statement can fail on every row
+SELECT count(*) FROM sales.orders WHERE customer > 'Bruno' AND (LOCALTIMESTAMP::text::int > 0 OR id = 1)
+
+-- case: guard: a division by a stable expression
+SELECT count(*) FROM sales.orders WHERE customer > 'Bruno' AND 1/(pg_catalog.pg_backend_pid() - pg_catalog.pg_backend_pid()) = id
+
+-- case: guard: a notice from a stable function
+SELECT count(*) FROM sales.orders WHERE customer > 'Bruno' AND (pg_catalog.plainto_tsquery('the') IS NULL OR id > 0)
+
+-- case: guard: a cast to the same type with a type modifier can fail (numeric(4,0) of a large value)
+SELECT count(*) FROM sales.orders WHERE id::numeric(4,0) > 0
+
+-- case: guard: a length coercion of text rounds nothing but is a function
+SELECT count(*) FROM sales.orders WHERE customer::varchar(3) = 'Bru'
+
+-- case: plain: a constant folded at plan time may raise only there
+SELECT count(*) FROM sales.orders WHERE id = 10/2 AND order_date < DATE '2024-01-01' + 30
+
+-- case: plain: CURRENT_DATE is a value fixed for the statement
+SELECT count(*) FROM sales.orders WHERE order_date < CURRENT_DATE
+
+-- case: plain: an undeclared parameter cast to a type is a parameter of that type
+SELECT count(*) FROM sales.orders WHERE id = $1::int
+
+-- case: plain: COALESCE of one type over leakproof comparisons
+SELECT count(*) FROM sales.orders WHERE COALESCE(customer, 'x') = 'Bruno'
+
+-- case: guard: an operator applied to a parameter is evaluated per row (a generic plan does not fold it)
+SELECT count(*) FROM sales.orders WHERE id = $1::int + 1
