@@ -292,10 +292,10 @@ func settingValue(n *pg.Node) (string, bool) {
 	return "", false
 }
 
-// CheckStartupSetting decides a setting of the startup packet (a
+// CheckStartupSetting decides a setting of user's startup packet (a
 // parameter, or "-c name=value" in options) under the list SET follows;
 // value is the setting's raw text. search_path passes here: pgwire sets it
 // through the rewriter, which checks and tracks it.
-func (rw *Rewriter) CheckStartupSetting(sess *Session, name, value string) *Error {
-	return rw.settings.check(settingChange{name: strings.ToLower(name), value: value, known: true, user: sess.Subject.User})
+func (rw *Rewriter) CheckStartupSetting(user, name, value string) *Error {
+	return rw.settings.check(settingChange{name: strings.ToLower(name), value: value, known: true, user: user})
 }

@@ -4,8 +4,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/pgranger/pgranger/policy"
 )
 
 // The settings list decides exactly what a user is told: the SQLSTATE,
@@ -78,11 +76,10 @@ func TestSettingsListDecisions(t *testing.T) {
 // A startup setting (a parameter, or -c in options) follows the same list.
 func TestCheckStartupSetting(t *testing.T) {
 	rw := New(Options{AllowedSettings: []string{"enable_seqscan"}})
-	sess := &Session{Subject: &policy.Subject{User: "teller"}}
 	for _, ok := range [][2]string{{"DateStyle", "ISO"}, {"TimeZone", "Europe/Berlin"}, {"extra_float_digits", "3"},
 		{"application_name", "psql"}, {"statement_timeout", "5s"}, {"search_path", "sales,public"},
 		{"standard_conforming_strings", "on"}, {"client_encoding", "UTF8"}, {"client_min_messages", "WARNING"}, {"enable_seqscan", "off"}} {
-		if err := rw.CheckStartupSetting(sess, ok[0], ok[1]); err != nil {
+		if err := rw.CheckStartupSetting("teller", ok[0], ok[1]); err != nil {
 			t.Errorf("%s=%s: %v", ok[0], ok[1], err)
 		}
 	}
@@ -94,7 +91,7 @@ func TestCheckStartupSetting(t *testing.T) {
 		{"role", "postgres", `pgranger: setting role cannot be changed through pgranger (user "teller")`},
 		{"session_authorization", "postgres", `pgranger: setting session_authorization cannot be changed through pgranger (user "teller")`},
 	} {
-		err := rw.CheckStartupSetting(sess, bad.name, bad.value)
+		err := rw.CheckStartupSetting("teller", bad.name, bad.value)
 		if err == nil || err.Code != CodeInsufficientPrivilege || err.Message != bad.msg {
 			t.Errorf("%s=%s: %v, want 42501 %q", bad.name, bad.value, err, bad.msg)
 		}
