@@ -130,17 +130,21 @@ func (m Modes) Has(mode string) bool {
 
 // Policy selects where Ranger documents come from and how they apply.
 type Policy struct {
-	Source           string       `toml:"source"`
-	ServiceName      string       `toml:"service-name"`
-	NamespaceMapping string       `toml:"namespace-mapping"`
-	CacheTTLSecs     int          `toml:"cache-ttl-secs"`
-	MaskPrecedence   string       `toml:"mask-precedence"`
-	HashAlgo         string       `toml:"hash-algo"`
-	AllowDDL         bool         `toml:"allow-ddl"`
-	DMLRowFilter     string       `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
-	RewriteCacheMB   int          `toml:"rewrite-cache-mb"`
-	File             PolicyFile   `toml:"file"`
-	Ranger           PolicyRanger `toml:"ranger"`
+	Source           string `toml:"source"`
+	ServiceName      string `toml:"service-name"`
+	NamespaceMapping string `toml:"namespace-mapping"`
+	CacheTTLSecs     int    `toml:"cache-ttl-secs"`
+	MaskPrecedence   string `toml:"mask-precedence"`
+	HashAlgo         string `toml:"hash-algo"`
+	AllowDDL         bool   `toml:"allow-ddl"`
+	DMLRowFilter     string `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
+	RewriteCacheMB   int    `toml:"rewrite-cache-mb"`
+	// AllowedSettings are settings sessions may change besides pgranger's
+	// own list (sqlrewrite/settings.go): names, or "<prefix>.*" for an
+	// application's custom placeholders.
+	AllowedSettings StringList   `toml:"allowed-settings"`
+	File            PolicyFile   `toml:"file"`
+	Ranger          PolicyRanger `toml:"ranger"`
 }
 
 // PolicyFile is policy.source = "file".
@@ -418,6 +422,7 @@ func (c *Config) Validate() error {
 		bad("policy.dml-row-filter", "unknown value %q (want deny or apply)", c.Policy.DMLRowFilter)
 	}
 	positive("policy.rewrite-cache-mb", c.Policy.RewriteCacheMB)
+	validateAllowedSettings(c.Policy.AllowedSettings, bad)
 	positive("audit.buffer-size", c.Audit.BufferSize)
 	checkAddr("admin.addr", c.Admin.Addr, true)
 	if c.Admin.Addr != "" && !c.Admin.AllowRemote {

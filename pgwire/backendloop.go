@@ -1,6 +1,9 @@
 package pgwire
 
-import "bufio"
+import (
+	"bufio"
+	"strings"
+)
 
 // backendLoop relays backend messages to the client, consulting the
 // pending queue for what to swallow, replace or sanitize.
@@ -166,7 +169,14 @@ func (s *session) relayBackend(typ byte, body []byte) (over bool) {
 			body = encodeParameterStatus(name, s.clientParam(name, value))
 		}
 		relay = head == nil || !head.swallow
-	case 'N', 'A':
+	case 'N':
+		// LOG and DEBUG messages never reach a client (docs/security.md
+		// "Session settings"): debug_print_plan, trace_sort and kin write
+		// plans, rewritten statements with policy text and sort sizes at
+		// those levels, and a server or role may run with
+		// client_min_messages = log whatever pgranger allows a session.
+		relay = (head == nil || !head.swallow) && !serverLogMessage(body)
+	case 'A':
 		relay = head == nil || !head.swallow
 	}
 	if relay {
@@ -216,22 +226,36 @@ const msgBackendLost = "pgranger: the backend server closed the connection unexp
 // isFatal reports whether an ErrorResponse body has severity FATAL or
 // PANIC: the backend ends the connection after it.
 func isFatal(body []byte) bool {
+	sev := severity(body)
+	return sev == "FATAL" || sev == "PANIC"
+}
+
+// serverLogMessage reports whether a NoticeResponse body has severity LOG
+// or DEBUG1–DEBUG5: a message meant for the server log.
+func serverLogMessage(body []byte) bool {
+	sev := severity(body)
+	return sev == "LOG" || strings.HasPrefix(sev, "DEBUG")
+}
+
+// severity is the severity of an ErrorResponse or NoticeResponse body:
+// its non-localized 'V' field (PostgreSQL 9.6 and later), else 'S'.
+func severity(body []byte) string {
 	sev := ""
 	for len(body) > 0 && body[0] != 0 {
 		field := body[0]
 		v, rest, ok := cstring(body[1:])
 		if !ok {
-			return false
+			return sev
 		}
 		switch field {
-		case 'V': // non-localized severity (PostgreSQL 9.6 and later)
-			return v == "FATAL" || v == "PANIC"
+		case 'V':
+			return v
 		case 'S':
 			sev = v
 		}
 		body = rest
 	}
-	return sev == "FATAL" || sev == "PANIC"
+	return sev
 }
 
 func (s *session) writeClient(f func(w *bufio.Writer)) {

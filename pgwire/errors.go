@@ -10,7 +10,7 @@ import (
 )
 
 func writeError(w *bufio.Writer, severity string, fe *fatalError) {
-	writeMsg(w, &pgproto3.ErrorResponse{Severity: severity, SeverityUnlocalized: severity, Code: fe.code, Message: fe.msg})
+	writeMsg(w, &pgproto3.ErrorResponse{Severity: severity, SeverityUnlocalized: severity, Code: fe.code, Message: fe.msg, Hint: fe.hint})
 }
 
 // denialResponse is the ErrorResponse a client sees for a denied statement.

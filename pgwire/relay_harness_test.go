@@ -225,6 +225,8 @@ func summary(m pgproto3.BackendMessage) string {
 		return "c"
 	case *pgproto3.EmptyQueryResponse:
 		return "I"
+	case *pgproto3.NoticeResponse:
+		return "N:" + m.Severity + ":" + m.Message
 	}
 	return fmt.Sprintf("%T", m)
 }
@@ -290,6 +292,21 @@ func wantMessages(t testing.TB, got []string, want ...string) {
 	}
 }
 
+// relayNotices are what a backend sends with client_min_messages =
+// debug5 and debug_print_plan on: a message at every severity a
+// NoticeResponse can have, and one from a server that sends no
+// non-localized severity ('V').
+var relayNotices = []*pgproto3.NoticeResponse{
+	{Severity: "LOG", SeverityUnlocalized: "LOG", Code: "00000", Message: "plan:", Detail: "{PLANNEDSTMT :commandType 1 …}"},
+	{Severity: "DEBUG", SeverityUnlocalized: "DEBUG1", Code: "00000", Message: "debug one"},
+	{Severity: "DEBUG", SeverityUnlocalized: "DEBUG5", Code: "00000", Message: "debug five"},
+	{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: "a notice", Hint: "h"},
+	{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: "01000", Message: "a warning"},
+	{Severity: "INFO", SeverityUnlocalized: "INFO", Code: "00000", Message: "an info"},
+	{Severity: "LOG", Code: "00000", Message: "a log without V"},
+	{Severity: "DEBUG", Code: "00000", Message: "a debug without V"},
+}
+
 // fakeBackend answers as PostgreSQL would, for the statements the tests
 // send:
 //
@@ -301,6 +318,7 @@ func wantMessages(t testing.TB, got []string, want ...string) {
 //	denySQL               fails with 42703, as PostgreSQL does
 //	'rows N'              N rows of 100 bytes
 //	'wide N'              one row of N bytes
+//	'notices'             relayNotices, then one row, "1"
 //	anything else         one row, "1"
 type fakeBackend struct {
 	t        testing.TB
@@ -418,6 +436,10 @@ func (b *fakeBackend) run(sql string, describe bool) bool {
 		b.be.Send(&pgproto3.DataRow{Values: [][]byte{bytes.Repeat([]byte("w"), n)}})
 		b.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")})
 		return true
+	case strings.Contains(sql, "'notices'"):
+		for _, n := range relayNotices {
+			b.be.Send(n)
+		}
 	case strings.Contains(sql, "'crash'"):
 		b.conn.Close()
 		return false

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -225,6 +226,47 @@ func TestRelayIdleTimeout(t *testing.T) {
 	<-h.done
 }
 
+// LOG and DEBUG messages of the backend never reach the client, in the
+// simple and the extended protocol; NOTICE, WARNING and INFO reach it
+// exactly as the backend sent them (docs/security.md "Session
+// settings").
+func TestRelayDropsLogAndDebugNotices(t *testing.T) {
+	h := newRelayHarness(t)
+	passed := []string{"N:NOTICE:a notice", "N:WARNING:a warning", "N:INFO:an info"}
+	h.send(&pgproto3.Query{String: "SELECT 'notices'"})
+	wantMessages(t, h.until("Z:I"), append(append([]string{}, passed...), "T", "D:1", "C:SELECT 1", "Z:I")...)
+	h.send(pipeline("SELECT 'notices'")...)
+	wantMessages(t, h.until("Z:I"), append(append([]string{"1", "2", "T"}, passed...), "D:1", "C:SELECT 1", "Z:I")...)
+
+	// Field for field, as sent.
+	h.send(&pgproto3.Query{String: "SELECT 'notices'"})
+	var got []*pgproto3.NoticeResponse
+	for {
+		m, err := h.fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := m.(*pgproto3.NoticeResponse); ok {
+			c := *n
+			got = append(got, &c)
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	want := relayNotices[3:6]
+	if len(got) != len(want) {
+		t.Fatalf("got %d notices, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("notice %d: got %+v, want %+v", i, *got[i], *want[i])
+		}
+	}
+	waitSettled(t, h)
+	h.terminate()
+}
+
 // Every relay test again with listen.event-loop on, over socket pairs:
 // the sessions' steady state runs on the event loop.
 func TestRelayOnEventLoop(t *testing.T) {
@@ -245,6 +287,7 @@ func TestRelayOnEventLoop(t *testing.T) {
 		"IdleTimeout":                            TestRelayIdleTimeout,
 		"SlowClientStallsNoOtherSession":         TestRelaySlowClientStallsNoOtherSession,
 		"CatalogReloadStallsNoOtherSession":      TestRelayCatalogReloadStallsNoOtherSession,
+		"DropsLogAndDebugNotices":                TestRelayDropsLogAndDebugNotices,
 	} {
 		t.Run(name, f)
 	}

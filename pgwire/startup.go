@@ -40,6 +40,7 @@ const (
 // fatalError is an error the client must see before the connection closes.
 type fatalError struct {
 	code, msg string
+	hint      string
 }
 
 func (e *fatalError) Error() string { return e.code + ": " + e.msg }
@@ -216,6 +217,9 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 		return nil, err
 	}
 	s.log.Debug("authenticated", identityAttrs(id, "client", c.RemoteAddr().String())...)
+	if fe := s.checkStartupSettings(id.User, settings); fe != nil {
+		return nil, fe
+	}
 
 	pool, cat, err := s.database(ctx, database)
 	if err != nil {
@@ -282,7 +286,8 @@ func parseStartupParams(b []byte) (map[string]string, error) {
 }
 
 // startupSettings turns startup parameters and "-c name=value" options
-// into SET statements for the backend, refusing protected settings.
+// into the settings to apply on the backend (checkStartupSettings decides
+// them once the user is known).
 func startupSettings(params map[string]string) ([][2]string, error) {
 	var out [][2]string
 	for _, k := range sortedParamNames(params) {
@@ -295,17 +300,20 @@ func startupSettings(params map[string]string) ([][2]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, opts...)
-	for _, kv := range out {
-		switch strings.ToLower(kv[0]) {
-		case "client_encoding", "standard_conforming_strings", "session_authorization", "role":
-			if strings.ToLower(kv[0]) == "standard_conforming_strings" && strings.EqualFold(kv[1], "on") {
-				continue
-			}
-			return nil, fatalf(codeInsufficientPriv, "setting %s cannot be changed through pgranger", kv[0])
+	return append(out, opts...), nil
+}
+
+// checkStartupSettings holds the startup settings of an authenticated
+// user to the list SET follows (sqlrewrite/settings.go, docs/security.md
+// "Session settings"): a refused one ends the login with FATAL 42501
+// before a backend connection is taken.
+func (s *Server) checkStartupSettings(user string, settings [][2]string) *fatalError {
+	for _, kv := range settings {
+		if e := s.opts.Rewriter.CheckStartupSetting(user, kv[0], kv[1]); e != nil {
+			return &fatalError{code: e.Code, msg: e.Message, hint: e.Hint}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // parseOptions reads the startup "options" parameter: -c name=value and

@@ -1,12 +1,15 @@
 package pgwire
 
 import (
+	"bufio"
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -38,24 +41,61 @@ func TestStartupSettings(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("settings = %q, want %q", got, want)
 	}
-	for _, bad := range []map[string]string{
-		{"options": "-c role=postgres"},
-		{"options": "-c session_authorization=postgres"},
-		{"options": "-c client_encoding=LATIN1"},
-		{"standard_conforming_strings": "off"},
-		{"options": "-E"},
+	if _, err := startupSettings(map[string]string{"options": "-E"}); err == nil {
+		t.Errorf("options -E must be refused")
+	}
+}
+
+// Startup settings follow the list SET follows (sqlrewrite/settings.go):
+// a refused one is a FATAL 42501 naming the setting and the user, with
+// the hint an operator's entry answers; the rest pass.
+func TestCheckStartupSettings(t *testing.T) {
+	srv := NewServer(Options{Config: config.Default(),
+		Rewriter: sqlrewrite.New(sqlrewrite.Options{AllowedSettings: []string{"enable_seqscan"}})})
+	allowed, err := startupSettings(map[string]string{
+		"application_name": "psql", "DateStyle": "ISO", "TimeZone": "UTC", "extra_float_digits": "3",
+		"statement_timeout": "5s", "standard_conforming_strings": "on",
+		"options": "-c search_path=sales,public -c row_security=off -c client_min_messages=warning -c enable_seqscan=off",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fe := srv.checkStartupSettings("bob", allowed); fe != nil {
+		t.Errorf("%v", fe)
+	}
+	for opts, want := range map[string]fatalError{
+		"-c debug_print_plan=on": {code: "42501", msg: `pgranger: setting debug_print_plan cannot be changed through pgranger (user "bob")`,
+			hint: "An operator can allow it with policy.allowed-settings."},
+		"--enable-hashjoin=off": {code: "42501", msg: `pgranger: setting enable_hashjoin cannot be changed through pgranger (user "bob")`,
+			hint: "An operator can allow it with policy.allowed-settings."},
+		"-c client_min_messages=log": {code: "42501", msg: `pgranger: setting client_min_messages cannot be set to 'log' through pgranger (user "bob")`,
+			hint: "Allowed values: info, notice, warning, error."},
+		"-c role=postgres":                   {code: "42501", msg: `pgranger: setting role cannot be changed through pgranger (user "bob")`},
+		"-c session_authorization=postgres":  {code: "42501", msg: `pgranger: setting session_authorization cannot be changed through pgranger (user "bob")`},
+		"-c client_encoding=LATIN1":          {code: "42501", msg: `pgranger: setting client_encoding cannot be changed through pgranger (user "bob")`},
+		"-c standard_conforming_strings=off": {code: "42501", msg: `pgranger: setting standard_conforming_strings cannot be changed through pgranger (user "bob")`},
 	} {
-		if _, err := startupSettings(bad); err == nil {
-			t.Errorf("startupSettings(%v) must be refused", bad)
+		settings, err := startupSettings(map[string]string{"options": opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fe := srv.checkStartupSettings("bob", settings)
+		if fe == nil || *fe != want {
+			t.Errorf("%s: %+v, want %+v", opts, fe, want)
 		}
 	}
-	if _, err := startupSettings(map[string]string{"standard_conforming_strings": "on"}); err != nil {
-		t.Errorf("standard_conforming_strings=on is what pgranger runs with: %v", err)
+	// A startup parameter is a setting like an options one.
+	if fe := srv.checkStartupSettings("bob", [][2]string{{"trace_sort", "on"}}); fe == nil || fe.code != "42501" {
+		t.Errorf("trace_sort=on: %v, want 42501", fe)
 	}
-	// row_security = off can only turn a filtered read into an error
-	// (docs/decisions.md), so it is not protected.
-	if _, err := startupSettings(map[string]string{"options": "-c row_security=off"}); err != nil {
-		t.Errorf("row_security=off: %v", err)
+	// The client gets the hint with the FATAL error.
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	writeError(w, "FATAL", &fatalError{code: "42501", msg: "m", hint: "h"})
+	w.Flush()
+	got := decode(t, buf.Bytes()[5:])
+	if got.Severity != "FATAL" || got.Code != "42501" || got.Message != "m" || got.Hint != "h" {
+		t.Errorf("written: %+v", got)
 	}
 }
 

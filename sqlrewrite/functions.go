@@ -179,8 +179,18 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 				setting = strings.ToLower(s.Sval)
 			}
 		}
-		if setting == "" || setting == "search_path" && !recognised || protectedSettings[setting] {
+		if setting == "" || setting == "search_path" && !recognised {
 			r.fail(denyf("set_config on %s is not allowed through pgranger; use SET (user %q)", orUnknown(setting), user))
+			return
+		}
+		// Every other setting follows the settings list (settings.go),
+		// with the value when it is a constant.
+		change := settingChange{name: setting, setConfig: true, user: user}
+		if len(fc.Args) > 1 {
+			change.value, change.known = settingValue(fc.Args[1])
+		}
+		if err := r.rw.settings.check(change); err != nil {
+			r.fail(err)
 			return
 		}
 	}

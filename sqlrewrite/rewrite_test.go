@@ -26,7 +26,8 @@ import (
 //	-- user: bob            (a user of testSubjects)
 //	-- search_path: sales, public   (optional)
 //	-- pg: why PostgreSQL sees a difference  (optional, see TestRewriteGoldenPostgres)
-//	-- options: apply, ddl   (optional: policy.dml-row-filter = "apply", policy.allow-ddl)
+//	-- options: apply, ddl   (optional: policy.dml-row-filter = "apply", policy.allow-ddl,
+//	                          allow-setting=NAME: NAME in policy.allowed-settings)
 //	SELECT …;               (one SQL text, up to the next "-- case:")
 //
 // and NAME.golden holds, per case, the SQL pgranger sends to the backend
@@ -383,7 +384,12 @@ func parseCases(t testing.TB, path string) []goldenCase {
 			cur.pgNote = strings.TrimSpace(strings.TrimPrefix(line, "-- pg:"))
 		case cur != nil && strings.HasPrefix(line, "-- options:") && len(body) == 0:
 			for _, o := range strings.Split(strings.TrimPrefix(line, "-- options:"), ",") {
-				switch strings.TrimSpace(o) {
+				o = strings.TrimSpace(o)
+				if name, ok := strings.CutPrefix(o, "allow-setting="); ok {
+					cur.opts.AllowedSettings = append(cur.opts.AllowedSettings, name)
+					continue
+				}
+				switch o {
 				case "apply":
 					cur.opts.DMLRowFilter = DMLRowFilterApply
 				case "ddl":

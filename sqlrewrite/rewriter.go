@@ -65,6 +65,10 @@ type Options struct {
 	// TRUNCATE, CREATE INDEX and REFRESH MATERIALIZED VIEW with Ranger's
 	// create/alter/drop/update/index/refresh access (ddl.go). Off: denied.
 	AllowDDL bool
+	// AllowedSettings is policy.allowed-settings: settings a session may
+	// change besides pgranger's own list (settings.go), by name or as
+	// "<prefix>.*" for custom placeholders.
+	AllowedSettings []string
 	// CacheStats counts hits and misses of the rewrite caches (read with
 	// Rewriter.CacheStats), for pgranger_rewrite_cache_*_total. The
 	// counters are built with the caches: otter takes its recorder only at
@@ -281,6 +285,7 @@ func policyEpoch(env *Env) uint64 {
 // Rewriter is safe for concurrent use by all sessions.
 type Rewriter struct {
 	opts      Options
+	settings  *settingsList // the settings sessions may change
 	cache     *otter.Cache[cacheKey, *Result]
 	templates *otter.Cache[cacheKey, *template]
 	repeats   *doorkeeper // texts served by a template once: the second time, they go into cache
@@ -315,7 +320,8 @@ func New(opts Options) *Rewriter {
 	}
 	// The doorkeeper remembers about as many texts as the caches hold
 	// entries of a typical size.
-	return &Rewriter{opts: opts, cache: otter.Must(statements), templates: otter.Must(templates), repeats: newDoorkeeper(int(opts.CacheBytes / typicalEntryBytes))}
+	return &Rewriter{opts: opts, settings: newSettingsList(opts.AllowedSettings), cache: otter.Must(statements), templates: otter.Must(templates),
+		repeats: newDoorkeeper(int(opts.CacheBytes / typicalEntryBytes))}
 }
 
 // typicalEntryBytes is the size of a small cached rewrite (a lookup on a

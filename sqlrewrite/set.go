@@ -6,30 +6,38 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// protectedSettings may not be changed by clients (docs/security.md
-// "Session settings"): the parser assumes UTF8 and standard strings, and
-// the others would change whose privileges the backend applies.
-// row_security is not among them: off only makes PostgreSQL raise an
-// error where its own row-level security would filter a read, and has no
-// effect on a role that bypasses it; pg_dump sets it (docs/decisions.md "pg_dump").
-var protectedSettings = map[string]bool{
-	"client_encoding":             true,
-	"names":                       true, // SET NAMES = client_encoding
-	"standard_conforming_strings": true,
-	"session_authorization":       true,
-	"role":                        true,
-}
-
+// setStatement checks SET, SET LOCAL, RESET and SET … TO DEFAULT against
+// the settings list (settings.go) and tracks search_path.
 func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
-	if s.Kind == pg.VariableSetKind_VAR_RESET_ALL {
+	user := r.sess.Subject.User
+	switch s.Kind {
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		// Back to the session's defaults: nothing a client chose. Settings
+		// pgranger keeps are reset to the values its backend sessions
+		// start with (client_encoding, standard_conforming_strings), and
+		// PostgreSQL leaves role and session_authorization alone.
 		r.newSearchPath = r.sess.DefaultSearchPath
 		return nil
+	case pg.VariableSetKind_VAR_SET_MULTI:
+		return r.setMulti(s)
 	}
 	// Setting names are case-insensitive in PostgreSQL: SET "Role" = 'x'
 	// and SET "STANDARD_CONFORMING_STRINGS" = off change those settings.
 	name := strings.ToLower(s.Name)
-	if protectedSettings[name] && !keepsSessionValue(name, s) {
-		return denyf("setting %s cannot be changed through pgranger (user %q)", name, r.sess.Subject.User)
+	change := settingChange{name: name, user: user}
+	switch s.Kind {
+	case pg.VariableSetKind_VAR_SET_VALUE:
+		if len(s.Args) == 1 {
+			// The decision reads the value: a template with it as a
+			// parameter would not parse anyway (template.go).
+			r.markConstDependent()
+			change.value, change.known = settingValue(s.Args[0])
+		}
+	default: // DEFAULT, RESET, FROM CURRENT
+		change.reset = true
+	}
+	if err := r.rw.settings.check(change); err != nil {
+		return err
 	}
 	if name != "search_path" {
 		return nil
@@ -63,36 +71,33 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 	return nil
 }
 
-// keepsSessionValue reports whether s sets a protected setting to the
-// value pgranger's backend sessions already run with: client_encoding
-// UTF8 (pg_dump's parallel workers, and psql running a dump, set it) and
-// standard_conforming_strings on. Such a SET changes nothing.
-func keepsSessionValue(name string, s *pg.VariableSetStmt) bool {
-	if s.Kind != pg.VariableSetKind_VAR_SET_VALUE || len(s.Args) != 1 {
-		return false
+// setMulti checks the statements PostgreSQL's grammar gives several
+// settings at once: SET TRANSACTION … and SET SESSION CHARACTERISTICS AS
+// TRANSACTION … set transaction_* and default_transaction_* (each is
+// checked against the list by that name); SET TRANSACTION SNAPSHOT
+// imports the snapshot of another transaction (pg_dump -j), in which
+// every read is checked as in any other.
+func (r *stmtRewriter) setMulti(s *pg.VariableSetStmt) *Error {
+	prefix := ""
+	switch s.Name {
+	case "TRANSACTION SNAPSHOT":
+		return nil
+	case "TRANSACTION":
+	case "SESSION CHARACTERISTICS":
+		prefix = "default_"
+	default:
+		return r.rw.settings.check(settingChange{name: strings.ToLower(s.Name), user: r.sess.Subject.User})
 	}
-	v, ok := constString(s.Args[0])
-	if !ok {
-		return false
+	for _, a := range s.Args {
+		d := a.GetDefElem()
+		if d == nil {
+			return denyf("this form of SET %s is not allowed through pgranger (user %q)", s.Name, r.sess.Subject.User)
+		}
+		if err := r.rw.settings.check(settingChange{name: prefix + d.Defname, user: r.sess.Subject.User}); err != nil {
+			return err
+		}
 	}
-	switch name {
-	case "client_encoding", "names":
-		// PostgreSQL compares encoding names lower-cased, ignoring
-		// everything but letters and digits (clean_encoding_name).
-		clean := strings.Map(func(c rune) rune {
-			switch {
-			case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-				return c
-			case c >= 'A' && c <= 'Z':
-				return c + 'a' - 'A'
-			}
-			return -1
-		}, v)
-		return clean == "utf8" || clean == "unicode"
-	case "standard_conforming_strings":
-		return strings.EqualFold(v, "on") || strings.EqualFold(v, "true")
-	}
-	return false
+	return nil
 }
 
 // catalogPreceder returns the schema a search_path names before

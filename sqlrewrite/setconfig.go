@@ -8,10 +8,10 @@ import (
 
 // set_config is a function, so it can run anywhere in a query — once, per
 // row, or not at all — and with a computed setting name; checkFunction
-// denies it on protected settings and on search_path, whose value pgranger
-// must know. Two statements that pg_dump sends are recognised whole,
-// because in them pgranger knows exactly what is set and that it is set
-// once:
+// holds it to the settings list (settings.go) and denies it on
+// search_path, whose value pgranger must know. Two statements that pg_dump
+// sends are recognised whole, because in them pgranger knows exactly what
+// is set and that it is set once:
 //
 //	SELECT pg_catalog.set_config('search_path', '<path>', false)
 //	SELECT set_config(name, '<value>', false) FROM pg_settings WHERE name = '<setting>'

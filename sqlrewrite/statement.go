@@ -69,7 +69,7 @@ func (r *stmtRewriter) fail(e *Error) {
 const (
 	classRewrite = iota // analysed and rewritten: SELECT, VALUES, TABLE, WITH …, SELECT INTO
 	classPass           // forwarded as written; touches no governed data
-	classSet            // SET/RESET: checked for protected settings, search_path tracked
+	classSet            // SET/RESET: checked against the settings list (settings.go), search_path tracked
 	classCopy           // COPY … TO STDOUT: its query is rewritten; FROM STDIN is a write (copy.go)
 	classDeclare        // DECLARE CURSOR: its query is rewritten
 	classDML            // INSERT, UPDATE, DELETE, MERGE (dml.go)

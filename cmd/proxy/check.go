@@ -139,7 +139,9 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
 		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
-		DMLRowFilter:      cfg.Policy.DMLRowFilter, AllowDDL: cfg.Policy.AllowDDL,
+		DMLRowFilter:      cfg.Policy.DMLRowFilter,
+		AllowDDL:          cfg.Policy.AllowDDL,
+		AllowedSettings:   cfg.Policy.AllowedSettings,
 	})
 	now := time.Now()
 	sess := &sqlrewrite.Session{Subject: subj, IdentityKey: sqlrewrite.IdentityKey(subj), Database: db, SearchPath: path, DefaultSearchPath: []string{"$user", "public"}}

@@ -176,6 +176,7 @@ func serve(args []string, stderr io.Writer) int {
 		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
 		DMLRowFilter:      cfg.Policy.DMLRowFilter,
 		AllowDDL:          cfg.Policy.AllowDDL,
+		AllowedSettings:   cfg.Policy.AllowedSettings,
 		CacheBytes:        int64(cfg.Policy.RewriteCacheMB) << 20,
 		CacheStats:        true, // pgranger_rewrite_cache_hits_total / _misses_total
 	})

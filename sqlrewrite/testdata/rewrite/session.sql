@@ -141,8 +141,8 @@ RESET standard_conforming_strings
 -- case: SET of an ordinary setting passes
 SET statement_timeout = '5s'
 
--- case: SET LOCAL of an ordinary setting passes
-SET LOCAL work_mem = '64MB'
+-- case: SET LOCAL of a setting on the list passes
+SET LOCAL statement_timeout = '5s'
 
 -- case: SET TIME ZONE passes
 SET TIME ZONE 'UTC'
@@ -167,6 +167,189 @@ SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
 
 -- case: SHOW search_path passes
 SHOW search_path
+
+-- case: SET client_min_messages = log is refused (LOG messages would reach the client)
+SET client_min_messages = log
+
+-- case: SET client_min_messages to a DEBUG level is refused
+SET client_min_messages TO 'DEBUG1'
+
+-- case: SET client_min_messages = debug is refused
+SET client_min_messages = debug
+
+-- case: SET LOCAL client_min_messages = log is refused
+SET LOCAL client_min_messages = log
+
+-- case: SET client_min_messages = warning passes
+SET client_min_messages = warning
+
+-- case: SET client_min_messages to an upper-case NOTICE passes
+SET client_min_messages TO 'NOTICE'
+
+-- case: SET client_min_messages = info passes
+SET client_min_messages = info
+
+-- case: RESET client_min_messages passes
+RESET client_min_messages
+
+-- case: SET client_min_messages TO DEFAULT passes
+SET client_min_messages TO DEFAULT
+
+-- case: SET client_min_messages to a number is refused
+SET client_min_messages = 1
+
+-- case: SET debug_print_plan is refused
+SET debug_print_plan = on
+
+-- case: SET LOCAL debug_print_parse is refused
+SET LOCAL debug_print_parse = on
+
+-- case: SET debug_print_rewritten is refused
+SET debug_print_rewritten = on
+
+-- case: SET trace_sort is refused
+SET trace_sort = on
+
+-- case: SET enable_seqscan is refused (planner settings steer the plan against the barrier)
+SET enable_seqscan = off
+
+-- case: SET of an odd-case enable_seqscan is refused
+SET "Enable_SeqScan" = off
+
+-- case: SET cpu_operator_cost is refused
+SET cpu_operator_cost = 0
+
+-- case: SET geqo is refused
+SET geqo = off
+
+-- case: SET join_collapse_limit is refused
+SET join_collapse_limit = 1
+
+-- case: SET plan_cache_mode is refused
+SET plan_cache_mode = force_generic_plan
+
+-- case: SET debug_parallel_query is refused
+SET debug_parallel_query = on
+
+-- case: SET work_mem is refused
+SET work_mem = '64MB'
+
+-- case: SET jit is refused
+SET jit = off
+
+-- case: SET max_parallel_workers_per_gather is refused
+SET max_parallel_workers_per_gather = 0
+
+-- case: SET lc_messages is refused
+SET lc_messages = 'C'
+
+-- case: SET SEED is refused
+SET SEED TO 0.5
+
+-- case: SET session_replication_role is refused
+SET session_replication_role = replica
+
+-- case: SET log_statement is refused
+SET log_statement = 'all'
+
+-- case: SET of a custom placeholder is refused
+SET myapp.tenant = '42'
+
+-- case: a refused setting in a multi-statement text refuses the text
+SELECT 1; SET debug_print_plan = on; SELECT 2
+
+-- case: a refused setting is refused for a super user too
+-- user: admin
+SET debug_print_plan = on
+
+-- case: RESET of a setting not on the list passes (back to the session's default)
+RESET enable_seqscan
+
+-- case: SET TO DEFAULT of a setting not on the list passes
+SET enable_seqscan TO DEFAULT
+
+-- case: an operator's setting passes
+-- options: allow-setting=enable_seqscan
+SET enable_seqscan = off
+
+-- case: an operator's setting compares case-insensitively
+-- options: allow-setting=Enable_SeqScan
+SET ENABLE_SEQSCAN = off
+
+-- case: an operator's setting opens only itself
+-- options: allow-setting=enable_seqscan
+SET enable_hashjoin = off
+
+-- case: an operator's placeholder family passes
+-- options: allow-setting=myapp.*
+SET myapp.tenant = '42'
+
+-- case: an operator's placeholder family opens only its own prefix
+-- options: allow-setting=myapp.*
+SET myapplication.tenant = '42'
+
+-- case: an operator's entry does not open a setting pgranger keeps
+-- options: allow-setting=role
+SET ROLE postgres
+
+-- case: an operator's entry does not lift client_min_messages' values
+-- options: allow-setting=client_min_messages
+SET client_min_messages = log
+
+-- case: what drivers and pg_dump set passes
+SET DateStyle = ISO, DMY; SET "IntervalStyle" = postgres; SET extra_float_digits = 3; SET application_name = 'psql'; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; SET synchronous_commit = off; SET default_transaction_read_only = on; SET bytea_output = hex; SET XML OPTION CONTENT; SET quote_all_identifiers = true; SET synchronize_seqscans TO off; SET check_function_bodies = false; SET default_tablespace = ''; SET LOCAL TIME ZONE 'UTC'
+
+-- case: SET TRANSACTION as pg_dump sends it passes
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY
+
+-- case: SET SESSION CHARACTERISTICS as pgjdbc sends it passes
+SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE
+
+-- case: SET TRANSACTION SNAPSHOT as pg_dump's workers send it passes
+SET TRANSACTION SNAPSHOT '00000003-0000001B-1'
+
+-- case: SET SCHEMA is SET search_path, tracked
+SET SCHEMA 'sales'; SELECT ssn FROM orders
+
+-- case: set_config on debug_print_plan is refused
+SELECT set_config('debug_print_plan', 'on', false)
+
+-- case: set_config on client_min_messages = log is refused
+SELECT set_config('client_min_messages', 'log', false)
+
+-- case: set_config on client_min_messages = warning passes
+SELECT set_config('client_min_messages', 'warning', false)
+
+-- case: set_config on client_min_messages with a computed value is refused
+SELECT set_config('client_min_messages', lower('LOG'), false)
+
+-- case: set_config on enable_seqscan under a WHERE is refused
+SELECT id FROM sales.orders WHERE set_config('enable_seqscan', 'off', false) IS NOT NULL
+
+-- case: set_config through pg_settings on debug_print_plan is refused
+SELECT set_config(name, 'on', false) FROM pg_settings WHERE name = 'debug_print_plan'
+
+-- case: set_config through pg_settings on client_min_messages = log is refused
+SELECT set_config(name, 'log', false) FROM pg_settings WHERE name = 'client_min_messages'
+
+-- case: set_config on an operator's setting passes
+-- options: allow-setting=enable_seqscan
+SELECT set_config('enable_seqscan', 'off', false)
+
+-- case: UPDATE of pg_settings is refused
+UPDATE pg_settings SET setting = 'on' WHERE name = 'debug_print_plan'
+
+-- case: ALTER ROLE … SET is refused
+ALTER ROLE bob SET debug_print_plan = on
+
+-- case: ALTER DATABASE … SET is refused
+ALTER DATABASE demo SET enable_seqscan = off
+
+-- case: SHOW of any setting passes
+SHOW debug_print_plan
+
+-- case: current_setting of any setting passes
+SELECT current_setting('enable_seqscan')
 
 -- case: a pg_catalog-first path leaves catalog names unqualified
 -- search_path: pg_catalog, sales
