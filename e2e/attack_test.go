@@ -264,6 +264,8 @@ func vaultAttacks() []attack {
 		{name: "COPY a table", sql: "COPY vault.accounts (id, card) TO STDOUT", copyOut: strp("1\t" + card1 + "\n3\t" + card3 + "\n")},
 		{name: "COPY every column", sql: "COPY vault.accounts TO STDOUT", code: "42501", msg: "note"},
 		{name: "COPY a query", sql: "COPY (SELECT owner, pin FROM vault.accounts ORDER BY id) TO STDOUT WITH (FORMAT csv)", copyOut: strp("Ann Visible,\nBo Visible,\n")},
+		{name: "COPY the partitioned root", sql: "COPY vault.ledger TO STDOUT", copyOut: strp("10\tUS\tXXXXXXXX-XXX-n\n")},
+		{name: "COPY ONLY's meaning for the partitioned root", sql: "COPY (SELECT * FROM ONLY vault.ledger) TO STDOUT", copyOut: strp("")},
 		{name: "COPY to a server file", sql: "COPY vault.accounts (card) TO '/tmp/pgranger-attack'", code: "42501", msg: "server file"},
 		{name: "COPY FROM STDIN into the vault", sql: "COPY vault.accounts FROM STDIN", code: "42501", msg: "update access"},
 		// SQL PREPARE / EXECUTE and cursors.
