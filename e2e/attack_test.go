@@ -271,6 +271,9 @@ func vaultAttacks() []attack {
 		// SQL PREPARE / EXECUTE and cursors.
 		{name: "PREPARE then EXECUTE", setup: []string{"PREPARE acc(int) AS SELECT card FROM vault.accounts WHERE id = $1"}, sql: "EXECUTE acc(1)", want: []string{card1}, after: []string{"DEALLOCATE acc"}, simpleOnly: true},
 		{name: "EXECUTE a hidden row", setup: []string{"PREPARE acc(int) AS SELECT card FROM vault.accounts WHERE id = $1"}, sql: "EXECUTE acc(2)", after: []string{"DEALLOCATE acc"}, simpleOnly: true},
+		{name: "EXECUTE with a column as the argument", setup: []string{"PREPARE acc(int) AS SELECT card FROM vault.accounts WHERE id = $1"}, sql: "EXECUTE acc(id)", code: "42703", msg: `column "id" does not exist`, after: []string{"DEALLOCATE acc"}, simpleOnly: true},
+		{name: "EXECUTE with a subquery on hidden rows as the argument", setup: []string{"PREPARE acc(int) AS SELECT card FROM vault.accounts WHERE id = $1"}, sql: "EXECUTE acc((SELECT max(id) FROM vault.accounts WHERE region <> 'US'))", code: "0A000", msg: "cannot use subquery in EXECUTE parameter", after: []string{"DEALLOCATE acc"}, simpleOnly: true},
+		{name: "EXECUTE with an expression as the argument", setup: []string{"PREPARE acc(int) AS SELECT card FROM vault.accounts WHERE id = $1"}, sql: "EXECUTE acc(4 - 1)", want: []string{card3}, after: []string{"DEALLOCATE acc"}, simpleOnly: true},
 		{name: "PREPARE the restricted column", sql: "PREPARE n AS SELECT note FROM vault.accounts", code: "42501", msg: "note"},
 		{name: "EXECUTE a name not prepared through SQL", sql: "EXECUTE lurking", code: "26000", msg: "does not exist"},
 		{name: "cursor", setup: []string{"BEGIN", "DECLARE c CURSOR FOR SELECT card FROM vault.accounts ORDER BY id"}, sql: "FETCH ALL FROM c", want: []string{card1, card3}, after: []string{"COMMIT"}, simpleOnly: true},
