@@ -76,7 +76,12 @@ func TestExecuteLikePostgres(t *testing.T) {
 		{prepare: byName, execute: "EXECUTE p(no_such_function(1))"},
 		{prepare: double, execute: "EXECUTE q(1 / 0)"},
 		{prepare: double, execute: "EXECUTE q(1, 2)"},
+		// Set operations, and a CTE of the statement's own.
+		{prepare: "PREPARE s (text) AS SELECT $1 UNION ALL SELECT name FROM sales.regions WHERE name <> $1 ORDER BY 1", execute: "EXECUTE s(lower('EUROPE'))"},
+		{prepare: "PREPARE w (text) AS WITH n AS (SELECT name FROM sales.regions WHERE name > $1) SELECT count(*), min(name) FROM n", execute: "EXECUTE w(substr('Ex', 1, 1))"},
 		// Writes.
+		{prepare: "PREPARE m (text) AS WITH s AS (SELECT 'US' AS region) MERGE INTO sales.regions r USING s ON r.region = s.region WHEN MATCHED THEN UPDATE SET name = $1",
+			execute: "EXECUTE m(upper('x')); SELECT region, name FROM sales.regions ORDER BY 1"},
 		{prepare: "PREPARE d (text) AS UPDATE sales.regions SET name = $1 WHERE region = 'US' RETURNING name, region", execute: "EXECUTE d(upper('usa'))"},
 		{prepare: "PREPARE d (text, text) AS INSERT INTO sales.regions VALUES ($2, $1), ($1, $2) RETURNING *", execute: "EXECUTE d('x' || 'y', 'z')"},
 	}
