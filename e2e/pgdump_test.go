@@ -280,6 +280,25 @@ func TestPgDumpSchemaWithData(t *testing.T) {
 	checkBobsRestore(t, "dump_full", p)
 }
 
+// pg_dump --load-via-partition-root copies each partition (COPY of the
+// leaf, read under the root's policies) and loads it through the root.
+func TestPgDumpLoadViaPartitionRoot(t *testing.T) {
+	dumpFixture(t)
+	p := startProxy(t, proxyOptions{policies: dumpPolicies(t).bytes(t)})
+	run := pgDump(t, p, "bob", append([]string{"--load-via-partition-root"}, bobsDumpFlags...)...)
+	if run.err != nil {
+		t.Fatalf("pg_dump --load-via-partition-root: %v\n%s\n%s", run.err, run.stderr, p.log())
+	}
+	if !strings.Contains(run.stdout, "-- Data for Name: events_us; Type: TABLE DATA; Schema: dumpme") ||
+		!strings.Contains(run.stdout, "COPY dumpme.events (id, region, at, payload) FROM stdin;\n1\tUS\t") {
+		t.Errorf("the dump does not load events_us's rows through dumpme.events:\n%s", run.stdout)
+	}
+	noRawValues(t, "bob's dump", run.stdout)
+	freshDatabase(t, "dump_via_root")
+	restore(t, "dump_via_root", run.stdout)
+	checkBobsRestore(t, "dump_via_root", p)
+}
+
 // pg_dump --schema-only restores empty tables; pg_dump --data-only fills
 // them with the masked rows.
 func TestPgDumpSchemaOnlyThenDataOnly(t *testing.T) {

@@ -2,13 +2,16 @@ package sqlrewrite
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgranger/pgranger/catalog"
 )
 
 // copyStatement handles COPY … TO STDOUT (docs/security.md, "Mechanisms";
 // docs/clients.md for pg_dump): a
 // table becomes COPY (SELECT cols FROM table) TO STDOUT so it goes through
 // the same analysis and wrappers as any query, and COPY (query) TO STDOUT
-// has its query rewritten. The options (format, header, delimiter…) stay
+// has its query rewritten (a partitioned table: every partition, see
+// below). The options (format, header, delimiter…) stay
 // as written. COPY table FROM STDIN is a write (dml.go): update access on
 // the table and each column loaded. COPY to or from a server file or
 // program is denied.
@@ -32,7 +35,16 @@ func (r *stmtRewriter) copyStatement(c *pg.CopyStmt) {
 			}
 		}
 		rv := c.Relation
-		rv.Inh = false // COPY table reads only that table, as ONLY does
+		rel := r.resolveRelation(rv)
+		if rel == nil {
+			return
+		}
+		// COPY table TO reads the table's own rows, not those of its
+		// inheritance children: ONLY. A partitioned table has no rows of
+		// its own (PostgreSQL refuses to COPY it and suggests
+		// COPY (SELECT * FROM t) TO); ONLY would copy nothing, silently,
+		// so its copy reads every partition, as that query does.
+		rv.Inh = rel.Kind == catalog.KindPartitionedTable
 		sel = &pg.SelectStmt{
 			TargetList:  targets,
 			FromClause:  []*pg.Node{{Node: &pg.Node_RangeVar{RangeVar: rv}}},

@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // SQL-level prepared statements (PREPARE, EXECUTE, DEALLOCATE).
@@ -21,20 +23,24 @@ import (
 // resolved — but what the backend prepares is an empty placeholder
 // statement (PREPARE pgranger_p_<digest> AS SELECT), which gives the
 // client its PREPARE command tag and holds no data. EXECUTE p(args) is
-// the remembered statement with the arguments in place of its parameters
-// (cast to the declared types), analysed and rewritten under the policy
-// in force at that moment, so it can never run under an older policy.
-// DEALLOCATE p drops it (and the placeholder); DEALLOCATE ALL and DISCARD
-// ALL drop them all. EXECUTE of a name pgranger did not see prepared with
-// SQL PREPARE in this session — a statement prepared through the extended
-// protocol — is refused, since it would skip the re-check.
+// the remembered statement with its parameters bound to the arguments
+// (bindParams: each argument a value computed once, in no table's scope,
+// converted to the declared type), analysed and rewritten under the
+// policy in force at that moment, so it can never run under an older
+// policy. DEALLOCATE p drops it (and the placeholder); DEALLOCATE ALL and
+// DISCARD ALL drop them all. EXECUTE of a name pgranger did not see
+// prepared with SQL PREPARE in this session — a statement prepared
+// through the extended protocol — is refused, since it would skip the
+// re-check.
 //
-// Differences from PostgreSQL, all in the safe direction: errors that
-// PREPARE would report during parse analysis (an unknown column) come at
-// EXECUTE; an argument is evaluated once per use of its parameter (a
-// volatile argument such as random() can differ between uses); a
-// parameter without a declared type takes the argument's type; the plan
-// is not cached.
+// Differences from PostgreSQL (docs/security.md, "SQL PREPARE / EXECUTE"):
+// errors that PREPARE would report during parse analysis (an unknown
+// column) come at EXECUTE; an aggregate, window or set-returning function
+// in an argument is refused with PostgreSQL's SQLSTATE but a message
+// naming VALUES; an argument is converted with an explicit cast where
+// PostgreSQL applies an assignment cast; an argument the statement never
+// reads is not computed; a parameter without a declared type takes the
+// argument's type; the plan is not cached.
 
 // maxSQLPrepared bounds the statements a session may have prepared.
 const maxSQLPrepared = 1000
@@ -250,41 +256,266 @@ func (r *stmtRewriter) executeStatement(n *pg.Node) {
 			Detail: "Expected " + strconv.Itoa(stored.argc) + " parameters but got " + strconv.Itoa(len(e.Params)) + "."})
 		return
 	}
+	for _, arg := range e.Params {
+		if err := r.checkExecuteArg(arg); err != nil {
+			r.fail(err)
+			return
+		}
+	}
 	tree, err := pg.Parse(stored.text)
 	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetPrepareStmt() == nil {
 		r.fail(errorf(CodeFeatureNotSupported, "the prepared statement %q cannot be read back", e.Name))
 		return
 	}
 	p := tree.Stmts[0].Stmt.GetPrepareStmt()
-	bindParams(p.Query, e.Params, p.Argtypes)
+	if !bindParams(p.Query, e.Params, p.Argtypes) {
+		r.fail(errorf(CodeFeatureNotSupported, "the arguments of prepared statement %q cannot be placed in it", e.Name))
+		return
+	}
 	n.Node = p.Query.Node
 	r.changed = true
 	r.query(n)
 }
 
-// bindParams puts args in place of $1…$n in q: each a copy, cast to its
-// declared type when there is one; a bare parameter in a select list
-// keeps PostgreSQL's output name for it (?column?).
-func bindParams(q *pg.Node, args, types []*pg.Node) {
-	walkNodes(q, func(x *pg.Node) bool {
+// checkExecuteArg refuses what PostgreSQL refuses in an EXECUTE argument
+// before evaluating it, with PostgreSQL's error: an argument is a value
+// computed in no table's scope (transformExpr with an empty range table),
+// so a column reference names nothing, and subqueries and parameters are
+// not allowed. The first offending node in PostgreSQL's order of analysis
+// (a node before what is inside it, operands and arguments left to right)
+// is reported. Aggregates, window and set-returning functions are refused
+// by PostgreSQL where the argument is evaluated (bindParams).
+func (r *stmtRewriter) checkExecuteArg(arg *pg.Node) *Error {
+	var found *Error
+	var visit func(x *pg.Node) bool
+	visit = func(x *pg.Node) bool {
+		if found != nil {
+			return false
+		}
+		switch v := x.Node.(type) {
+		case *pg.Node_TypeCast:
+			// A type's modifiers may be identifiers (geometry(Point)),
+			// which are no column references.
+			walkNodes(v.TypeCast.Arg, visit)
+			return false
+		case *pg.Node_XmlSerialize:
+			walkNodes(v.XmlSerialize.Expr, visit)
+			return false
+		case *pg.Node_SubLink:
+			found = &Error{Code: CodeFeatureNotSupported, Message: "cannot use subquery in EXECUTE parameter", Position: v.SubLink.Location + 1}
+		case *pg.Node_ParamRef:
+			found = &Error{Code: "42P02", Message: "there is no parameter $" + strconv.Itoa(int(v.ParamRef.Number)), Position: v.ParamRef.Location + 1}
+		case *pg.Node_ColumnRef:
+			found = r.missingColumnError(v.ColumnRef)
+		}
+		return found == nil
+	}
+	walkNodes(arg, visit)
+	return found
+}
+
+// missingColumnError is PostgreSQL's error for a column reference that
+// finds no range-table entry (transformColumnRef).
+func (r *stmtRewriter) missingColumnError(cr *pg.ColumnRef) *Error {
+	names := make([]string, len(cr.Fields))
+	for i, f := range cr.Fields {
+		names[i] = strVal(f)
+		if f.GetAStar() != nil {
+			names[i] = "*"
+		}
+	}
+	pos := cr.Location + 1
+	missingTable := func(name string) *Error {
+		return &Error{Code: CodeUndefinedTable, Message: "missing FROM-clause entry for table \"" + name + "\"", Position: pos}
+	}
+	switch len(names) {
+	case 1:
+		return &Error{Code: "42703", Message: "column \"" + names[0] + "\" does not exist", Position: pos}
+	case 2:
+		return missingTable(names[0])
+	case 3:
+		return missingTable(names[1])
+	case 4:
+		if names[0] != r.sess.Database {
+			return &Error{Code: CodeFeatureNotSupported, Message: "cross-database references are not implemented: " + strings.Join(names, "."), Position: pos}
+		}
+		return missingTable(names[2])
+	}
+	return &Error{Code: CodeSyntaxError, Message: "improper qualified name (too many dotted names): " + strings.Join(names, "."), Position: pos}
+}
+
+// bindParams puts the arguments of EXECUTE in place of $1…$n in q, each
+// converted to its parameter's declared type (PostgreSQL drops a declared
+// type's modifiers: PREPARE p(varchar(3)) takes any varchar). A constant
+// (a literal, a cast of one, an array of those) stands in place of its
+// parameter. Any other argument is evaluated once, apart from the
+// statement, as PostgreSQL evaluates EXECUTE's arguments: in a CTE of q,
+//
+//	WITH pgranger_args (k, a2) AS MATERIALIZED (VALUES (true, <arg 2>), (false, NULL)) …
+//
+// whose VALUES has no FROM (a column reference names nothing there) and
+// two rows (PostgreSQL refuses aggregates, window and set-returning
+// functions in a VALUES list of several rows), and each use of the
+// parameter reads the value: (SELECT a2 FROM pgranger_args WHERE k), an
+// uncorrelated subquery, which reads the materialized CTE. The argument
+// is then checked by the same rules as any expression of the statement.
+// A bare parameter in a select list keeps PostgreSQL's output name for it
+// (?column?). It reports false when it cannot place the CTE.
+func bindParams(q *pg.Node, args, types []*pg.Node) bool {
+	inline := make([]*pg.Node, len(args)) // the argument, converted
+	column := make([]string, len(args))   // its CTE column, if computed there
+	var values []*pg.Node
+	colnames := []*pg.Node{pg.MakeStrNode("k")}
+	first, second := []*pg.Node{boolConst(true)}, []*pg.Node{boolConst(false)}
+	for i, arg := range args {
+		v := proto.Clone(arg).(*pg.Node)
+		if i < len(types) && types[i].GetTypeName() != nil {
+			v = &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: v, TypeName: paramType(types[i].GetTypeName()), Location: -1}}}
+		}
+		inline[i] = v
+		if constantArg(arg) {
+			continue
+		}
+		col := "a" + strconv.Itoa(i+1)
+		colnames = append(colnames, pg.MakeStrNode(col))
+		first = append(first, v)
+		second = append(second, &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true, Location: -1}}})
+		column[i] = col
+	}
+	if len(colnames) > 1 {
+		values = []*pg.Node{pg.MakeListNode(first), pg.MakeListNode(second)}
+	}
+	name := argsCTEName(q)
+	// PostgreSQL refuses a subquery in ON CONFLICT's index inference
+	// (an index expression or predicate, where aggregates and set-returning
+	// functions are refused too): there the argument itself stands.
+	if ins := q.GetInsertStmt(); ins != nil && ins.OnConflictClause != nil && ins.OnConflictClause.Infer != nil {
+		replaceParams(ins.OnConflictClause.Infer, len(args), func(i int) *pg.Node { return proto.Clone(inline[i]).(*pg.Node) })
+	}
+	replaceParams(q, len(args), func(i int) *pg.Node {
+		if column[i] == "" {
+			return proto.Clone(inline[i]).(*pg.Node)
+		}
+		return argRef(name, column[i])
+	})
+	if values == nil {
+		return true
+	}
+	cte := &pg.Node{Node: &pg.Node_CommonTableExpr{CommonTableExpr: &pg.CommonTableExpr{
+		Ctename:         name,
+		Aliascolnames:   colnames,
+		Ctematerialized: pg.CTEMaterialize_CTEMaterializeAlways,
+		Ctequery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
+			ValuesLists: values, LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT, Op: pg.SetOperation_SETOP_NONE,
+		}}},
+		Location: -1,
+	}}}
+	var with **pg.WithClause
+	switch v := q.Node.(type) {
+	case *pg.Node_SelectStmt:
+		with = &v.SelectStmt.WithClause
+	case *pg.Node_InsertStmt:
+		with = &v.InsertStmt.WithClause
+	case *pg.Node_UpdateStmt:
+		with = &v.UpdateStmt.WithClause
+	case *pg.Node_DeleteStmt:
+		with = &v.DeleteStmt.WithClause
+	case *pg.Node_MergeStmt:
+		with = &v.MergeStmt.WithClause
+	default:
+		return false
+	}
+	if *with == nil {
+		*with = &pg.WithClause{Location: -1}
+	}
+	// First: every CTE of the statement may use a parameter.
+	(*with).Ctes = append([]*pg.Node{cte}, (*with).Ctes...)
+	return true
+}
+
+// replaceParams replaces each $i (i ≤ n) in m by with(i-1), and names a
+// bare parameter of a select list ?column?, as PostgreSQL does.
+func replaceParams(m protoreflect.ProtoMessage, n int, with func(i int) *pg.Node) {
+	walkNodes(m, func(x *pg.Node) bool {
 		if rt := x.GetResTarget(); rt != nil && rt.Name == "" && rt.Val.GetParamRef() != nil {
 			rt.Name = "?column?"
 		}
 		pr := x.GetParamRef()
-		if pr == nil || pr.Number < 1 || int(pr.Number) > len(args) {
+		if pr == nil || pr.Number < 1 || int(pr.Number) > n {
 			return true
 		}
-		i := pr.Number - 1
-		arg := proto.Clone(args[i]).(*pg.Node)
-		if int(i) < len(types) && types[i].GetTypeName() != nil {
-			tn := proto.Clone(types[i].GetTypeName()).(*pg.TypeName)
-			x.Node = &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: arg, TypeName: tn, Location: -1}}
-		} else {
-			// Parenthesised by the deparser where precedence needs it.
-			x.Node = arg.Node
-		}
+		x.Node = with(int(pr.Number) - 1).Node
 		return false // the argument is the caller's SQL, already in place
 	})
+}
+
+// argRef reads an evaluated argument: (SELECT col FROM cte WHERE k).
+func argRef(cte, col string) *pg.Node {
+	sel := &pg.SelectStmt{
+		TargetList:  []*pg.Node{pg.MakeResTargetNodeWithVal(pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(col)}, -1), -1)},
+		FromClause:  []*pg.Node{pg.MakeSimpleRangeVarNode(cte, -1)},
+		WhereClause: pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode("k")}, -1),
+		LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
+		Op:          pg.SetOperation_SETOP_NONE,
+	}
+	return &pg.Node{Node: &pg.Node_SubLink{SubLink: &pg.SubLink{
+		SubLinkType: pg.SubLinkType_EXPR_SUBLINK,
+		Subselect:   &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}},
+		Location:    -1,
+	}}}
+}
+
+// argsCTEName is a name for the arguments' CTE that no relation or CTE
+// of q is named, so that it shadows nothing.
+func argsCTEName(q *pg.Node) string {
+	used := map[string]bool{}
+	walkNodes(q, func(x *pg.Node) bool {
+		switch v := x.Node.(type) {
+		case *pg.Node_RangeVar:
+			used[v.RangeVar.Relname] = true
+		case *pg.Node_CommonTableExpr:
+			used[v.CommonTableExpr.Ctename] = true
+		}
+		return true
+	})
+	name := "pgranger_args"
+	for i := 2; used[name]; i++ {
+		name = "pgranger_args_" + strconv.Itoa(i)
+	}
+	return name
+}
+
+// constantArg reports whether an EXECUTE argument is a constant: a
+// literal, a cast of one, or an ARRAY[…] of those. Its value is the same
+// wherever it is written, so it stands in place of its parameter (where
+// the planner sees a constant, as it sees PostgreSQL's parameter value).
+func constantArg(n *pg.Node) bool {
+	switch v := n.Node.(type) {
+	case *pg.Node_AConst:
+		return true
+	case *pg.Node_TypeCast:
+		return constantArg(v.TypeCast.Arg)
+	case *pg.Node_AArrayExpr:
+		for _, e := range v.AArrayExpr.Elements {
+			if !constantArg(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// paramType is a declared parameter type as PostgreSQL uses it: without
+// modifiers. CHAR's bare name would mean char(1), so bpchar stays bpchar.
+func paramType(tn *pg.TypeName) *pg.TypeName {
+	t := proto.Clone(tn).(*pg.TypeName)
+	t.Typmods = nil
+	t.Typemod = -1
+	if names := nameList(t.Names); len(names) == 2 && names[0] == "pg_catalog" && names[1] == "bpchar" {
+		t.Names = []*pg.Node{pg.MakeStrNode("bpchar")}
+	}
+	return t
 }
 
 func maxParam(n *pg.Node) int {

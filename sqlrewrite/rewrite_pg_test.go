@@ -251,6 +251,17 @@ func fieldList(fs []pgconn.FieldDescription) string {
 
 // goldenSchemaSQL creates testCatalog's relations (system ones exist
 // already) with a few rows, as in examples/demo/schema.sql.
+// rootKind is the kind of the root of r among rels (0 when it is not
+// there).
+func rootKind(rels []*catalog.Relation, r *catalog.Relation) byte {
+	for _, p := range rels {
+		if p.Schema == r.RootSchema && p.Name == r.RootName {
+			return p.Kind
+		}
+	}
+	return 0
+}
+
 func goldenSchemaSQL(rels []*catalog.Relation) string {
 	var b strings.Builder
 	schemas := map[string]bool{"public": true}
@@ -296,6 +307,10 @@ func goldenSchemaSQL(rels []*catalog.Relation) string {
 				sel = append(sel, "NULL::"+c.TypeName+" AS "+pgx.Identifier{c.Name}.Sanitize())
 			}
 			fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT %s;\n", q, strings.Join(sel, ", "))
+		case r.Kind == catalog.KindPartitionedTable:
+			fmt.Fprintf(&b, "CREATE TABLE %s (%s) PARTITION BY LIST (%s);\n", q, strings.Join(cols, ", "), pgx.Identifier{r.Columns[0].Name}.Sanitize())
+		case r.RootName != "" && rootKind(rels, r) == catalog.KindPartitionedTable:
+			fmt.Fprintf(&b, "CREATE TABLE %s PARTITION OF %s DEFAULT;\n", q, pgx.Identifier{r.RootSchema, r.RootName}.Sanitize())
 		case r.RootName != "" && (r.RootSchema != r.Schema || r.RootName != r.Name):
 			fmt.Fprintf(&b, "CREATE TABLE %s (%s) INHERITS (%s);\n", q, strings.Join(extra, ", "), pgx.Identifier{r.RootSchema, r.RootName}.Sanitize())
 		default:
@@ -315,6 +330,7 @@ INSERT INTO hr.employees VALUES
     (2, 'Dennis Ritchie',    'dennis@example.com',   168000, 'Engineering', '2018-06-25');
 INSERT INTO sales.regions VALUES ('US', 'United States'), ('EU', 'Europe');
 INSERT INTO public.orders VALUES (1), (2);
+INSERT INTO sales.ledger VALUES (1, 'DE89370400440532013000', 10.00, 'main'), (2, 'FR7630006000011234567890189', -5.00, 'hidden');
 `)
 	return b.String()
 }

@@ -84,6 +84,8 @@ func testRelations() []*catalog.Relation {
 		col("region", 25, "text"), col("order_date", 1082, "date")}
 	employees := []catalog.Column{col("id", 23, "integer"), col("name", 25, "text"), col("email", 25, "text"),
 		col("salary", 23, "integer"), col("department", 25, "text"), col("hire_date", 1082, "date")}
+	ledger := []catalog.Column{col("id", 23, "integer"), col("account", 25, "text"),
+		{Name: "amount", TypeOID: 1700, BaseOID: 1700, TypMod: 786438, TypeName: "numeric(12,2)"}, col("branch", 25, "text")}
 	rels := []*catalog.Relation{
 		{OID: 1001, Schema: "sales", Name: "orders", Kind: 'r', Owner: "postgres", Columns: orders},
 		{OID: 1002, Schema: "hr", Name: "employees", Kind: 'r', Owner: "postgres", Columns: employees},
@@ -129,6 +131,10 @@ func testRelations() []*catalog.Relation {
 				catalog.Column{Name: "email__pgranger_mask_hash", TypeOID: 25, BaseOID: 25, TypMod: -1, TypeName: "text", Collation: 100, Generated: `pg_catalog.encode(pg_catalog.sha256("email"::pg_catalog.bytea), 'hex')`},
 				catalog.Column{Name: "region__pgranger_mask", TypeOID: 25, BaseOID: 25, TypMod: -1, TypeName: "text", Collation: 100}),
 			StoredMasks: []catalog.StoredMask{{Base: 2, Stored: 7, MaskType: "MASK_SHOW_LAST_4", Expr: storedTestExpr("MASK_SHOW_LAST_4", "ssn", "sha256")}}},
+		// A partitioned table (no rows of its own) and its partition,
+		// masked and filtered on the root (testEngine).
+		{OID: 1018, Schema: "sales", Name: "ledger", Kind: catalog.KindPartitionedTable, Owner: "postgres", Columns: ledger, HasChildren: true},
+		{OID: 1019, Schema: "sales", Name: "ledger_2024", Kind: 'r', Owner: "postgres", Columns: ledger, RootSchema: "sales", RootName: "ledger"},
 		{OID: 2001, Schema: "pg_catalog", Name: "pg_class", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{col("oid", 26, "oid"), col("relname", 19, "name")}},
 		{OID: 2002, Schema: "pg_catalog", Name: "pg_stats", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("attname", 19, "name")}},
 		{OID: 2003, Schema: "pg_catalog", Name: "pg_stat_user_tables", Kind: 'v', Owner: "postgres", Columns: []catalog.Column{col("relname", 19, "name")}},
@@ -200,6 +206,21 @@ func testEngine(t testing.TB) *policy.Engine {
 	sp.Policies = append(sp.Policies,
 		filterFor(903, "carol", "region IN (SELECT o.region FROM sales.orders o WHERE o.amount > 0)"),
 		filterFor(904, "eve", "dept = 'x'"))
+	// Test-only: the partitioned sales.ledger has a mask and a row filter
+	// on its root for everyone, which its partitions take.
+	sp.Policies = append(sp.Policies, ranger.RangerPolicy{
+		ID: 912, Name: "test: ledger mask", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 1,
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"sales"}}, "table": {Values: []string{"ledger"}}, "column": {Values: []string{"account"}},
+		},
+		DataMaskPolicyItems: []ranger.RangerDataMaskPolicyItem{{RangerPolicyItem: selectAll, DataMaskInfo: &ranger.RangerPolicyItemDataMaskInfo{DataMaskType: "MASK_SHOW_LAST_4"}}},
+	}, ranger.RangerPolicy{
+		ID: 913, Name: "test: ledger filter", IsEnabled: true, Service: sp.ServiceName, ServiceType: "hive", PolicyType: 2,
+		Resources: map[string]ranger.RangerPolicyResource{
+			"database": {Values: []string{"sales"}}, "table": {Values: []string{"ledger"}},
+		},
+		RowFilterPolicyItems: []ranger.RangerRowFilterPolicyItem{{RangerPolicyItem: selectAll, RowFilterInfo: &ranger.RangerPolicyItemRowFilterInfo{FilterExpr: "branch <> 'hidden'"}}},
+	})
 	// Test-only: a row filter for frank on hr.employees, whose hire_date
 	// is not masked (range hints for guarded date conditions, rangehint.go).
 	sp.Policies = append(sp.Policies, ranger.RangerPolicy{

@@ -207,6 +207,10 @@ SELECT last_value, is_called FROM hr.employees_id_seq
 -- user: bob
 COPY sales.orders (id, customer, ssn, email, amount, region, order_date) TO stdout;
 
+-- case: pg_dump's COPY of a partition of a masked, filtered partitioned table
+-- user: bob
+COPY sales.ledger_2024 (id, account, amount, branch) TO stdout;
+
 -- case: pg_dump's COPY of a table with a denied column is denied
 -- user: bob
 COPY hr.employees (id, name, email, salary, department, hire_date) TO stdout;

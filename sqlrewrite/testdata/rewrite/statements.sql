@@ -49,6 +49,24 @@ COPY sales.orders TO STDOUT
 -- case: COPY of a table with a column list keeps the columns and options
 COPY sales.orders (id, ssn) TO STDOUT WITH (FORMAT csv, HEADER)
 
+-- case: COPY of a table with inheritance children copies only its own rows, as in PostgreSQL
+COPY sales.orders (id) TO STDOUT
+
+-- case: COPY of a partitioned table copies every partition, as COPY (SELECT * FROM t) does
+COPY sales.ledger TO STDOUT
+
+-- case: COPY of a partitioned table with a column list
+COPY sales.ledger (account, id) TO STDOUT WITH (FORMAT csv)
+
+-- case: COPY of a partition copies that partition, under its root's policies
+COPY sales.ledger_2024 TO STDOUT
+
+-- case: COPY of a query reading a partitioned table
+COPY (SELECT * FROM sales.ledger) TO STDOUT
+
+-- case: COPY of a relation that does not exist
+COPY sales.nothing TO STDOUT
+
 -- case: COPY of a query has the query rewritten
 COPY (SELECT id, ssn FROM sales.orders WHERE id < 5) TO STDOUT
 
