@@ -145,6 +145,14 @@ func (b *Builtins) FunctionNames() []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
+// OperatorNames returns the names of pg_catalog's operators, sorted.
+func (b *Builtins) OperatorNames() []string {
+	if b == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(b.opFuncs))
+}
+
 // OperatorFunctions returns the functions implementing the pg_catalog
 // operators of that name (one per operator, in no particular order).
 func (b *Builtins) OperatorFunctions(name string) []string {
@@ -223,16 +231,27 @@ var builtinsPG15 string
 
 // defaultBuiltins is builtinsPG15 parsed once.
 var defaultBuiltins = func() *Builtins {
-	b := newBuiltins()
-	for _, line := range strings.Split(builtinsPG15, "\n") {
-		if line != "" {
-			if err := b.add(line); err != nil {
-				panic(fmt.Sprintf("catalog: embedded builtins: %v", err))
-			}
-		}
+	b, err := BuiltinsPG15With()
+	if err != nil {
+		panic(fmt.Sprintf("catalog: embedded builtins: %v", err))
 	}
 	return b
 }()
+
+// BuiltinsPG15With is the embedded PostgreSQL 15 table with extra lines
+// in builtinsSQL's format added: what a server with an extension's
+// functions or operators in pg_catalog would answer, for tests.
+func BuiltinsPG15With(extra ...string) (*Builtins, error) {
+	b := newBuiltins()
+	for _, line := range append(strings.Split(builtinsPG15, "\n"), extra...) {
+		if line != "" {
+			if err := b.add(line); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
 
 func newBuiltins() *Builtins {
 	return &Builtins{
