@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 	"hash"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,8 +29,10 @@ type Builtins struct {
 	operators map[OperatorKey]Operator
 	funcs     map[string][]Function
 	aggs      map[string]bool
-	types     map[string]uint32 // pg_catalog type name → OID
-	elems     map[uint32]uint32 // array type OID → element type OID
+	windows   map[string]bool     // window functions (prokind 'w')
+	opFuncs   map[string][]string // operator name → implementing functions
+	types     map[string]uint32   // pg_catalog type name → OID
+	elems     map[uint32]uint32   // array type OID → element type OID
 	// shadowedOps have an operator of the same name and argument types
 	// outside pg_catalog; shadowedTypes are type names used outside
 	// pg_catalog too. A search_path could make the backend pick those.
@@ -140,6 +144,42 @@ func (b *Builtins) Functions(name string) []Function {
 // IsAggregate reports whether pg_catalog has an aggregate of that name.
 func (b *Builtins) IsAggregate(name string) bool { return b != nil && b.aggs[name] }
 
+// FunctionNames returns the names of every pg_catalog function, aggregate
+// and window function, sorted: what a call of a built-in can name.
+func (b *Builtins) FunctionNames() []string {
+	if b == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for n := range b.funcs {
+		seen[n] = true
+	}
+	for n := range b.aggs {
+		seen[n] = true
+	}
+	for n := range b.windows {
+		seen[n] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// OperatorNames returns the names of pg_catalog's operators, sorted.
+func (b *Builtins) OperatorNames() []string {
+	if b == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(b.opFuncs))
+}
+
+// OperatorFunctions returns the functions implementing the pg_catalog
+// operators of that name (one per operator, in no particular order).
+func (b *Builtins) OperatorFunctions(name string) []string {
+	if b == nil {
+		return nil
+	}
+	return b.opFuncs[name]
+}
+
 // TypeOID finds a pg_catalog type by name; false when there is none or
 // another schema has a type of that name.
 func (b *Builtins) TypeOID(name string) (uint32, bool) {
@@ -165,6 +205,7 @@ func (b *Builtins) ElemType(array uint32) (uint32, bool) {
 //	o <name> <left> <right> <result> <leakproof> <volatility> <function>    pg_catalog operator
 //	f <name> <args,…> <result> <leakproof> <volatility> <variadic> <retset>
 //	a <name>                                               pg_catalog aggregate
+//	w <name>                                               pg_catalog window function
 //	t <name> <oid> <elem>                                  pg_catalog type
 //	O <name> <left> <right>                                operator outside pg_catalog
 //	T <name>                                               type name used outside pg_catalog
@@ -185,6 +226,10 @@ SELECT DISTINCT pg_catalog.concat_ws(E'\t', 'a', p.proname)
 FROM pg_catalog.pg_proc p
 WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace AND p.prokind = 'a'
 UNION ALL
+SELECT DISTINCT pg_catalog.concat_ws(E'\t', 'w', p.proname)
+FROM pg_catalog.pg_proc p
+WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace AND p.prokind = 'w'
+UNION ALL
 SELECT pg_catalog.concat_ws(E'\t', 't', t.typname, t.oid, t.typelem)
 FROM pg_catalog.pg_type t
 WHERE t.typnamespace = 'pg_catalog'::pg_catalog.regnamespace
@@ -204,22 +249,35 @@ var builtinsPG15 string
 
 // defaultBuiltins is builtinsPG15 parsed once.
 var defaultBuiltins = func() *Builtins {
-	b := newBuiltins()
-	for _, line := range strings.Split(builtinsPG15, "\n") {
-		if line != "" {
-			if err := b.add(line); err != nil {
-				panic(fmt.Sprintf("catalog: embedded builtins: %v", err))
-			}
-		}
+	b, err := BuiltinsPG15With()
+	if err != nil {
+		panic(fmt.Sprintf("catalog: embedded builtins: %v", err))
 	}
 	return b
 }()
+
+// BuiltinsPG15With is the embedded PostgreSQL 15 table with extra lines
+// in builtinsSQL's format added: what a server with an extension's
+// functions or operators in pg_catalog would answer, for tests.
+func BuiltinsPG15With(extra ...string) (*Builtins, error) {
+	b := newBuiltins()
+	for _, line := range append(strings.Split(builtinsPG15, "\n"), extra...) {
+		if line != "" {
+			if err := b.add(line); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
 
 func newBuiltins() *Builtins {
 	return &Builtins{
 		operators:     map[OperatorKey]Operator{},
 		funcs:         map[string][]Function{},
 		aggs:          map[string]bool{},
+		windows:       map[string]bool{},
+		opFuncs:       map[string][]string{},
 		types:         map[string]uint32{},
 		elems:         map[uint32]uint32{},
 		shadowedOps:   map[OperatorKey]bool{},
@@ -286,6 +344,7 @@ func (b *Builtins) add(line string) error {
 		}
 		b.operators[k] = o
 		b.opVolatility[k.Name] = laxer(b.opVolatility[k.Name], o.Volatility)
+		b.opFuncs[k.Name] = append(b.opFuncs[k.Name], o.Function)
 	case f[0] == "f" && len(f) == 8:
 		fn := Function{Result: oid(f[3]), Leakproof: f[4] == "t", Volatility: volatility(f[5]), Variadic: f[6] == "t", RetSet: f[7] == "t"}
 		if f[2] != "" {
@@ -299,6 +358,8 @@ func (b *Builtins) add(line string) error {
 		b.funcs[f[1]] = append(b.funcs[f[1]], fn)
 	case f[0] == "a" && len(f) == 2:
 		b.aggs[f[1]] = true
+	case f[0] == "w" && len(f) == 2:
+		b.windows[f[1]] = true
 	case f[0] == "t" && len(f) == 4:
 		o, e := oid(f[2]), oid(f[3])
 		if f == nil {

@@ -252,6 +252,27 @@ func vaultAttacks() []attack {
 		{name: "pg_temp function", sql: "SELECT pg_temp.leak()", code: "42501", msg: "udf pg_temp.leak"},
 		{name: "operator of another schema", sql: "SELECT card OPERATOR(public.=) 'x' FROM vault.accounts", code: "42501", msg: "operator public.="},
 		{name: "pg_stat_get counters", sql: "SELECT pg_stat_get_live_tuples('vault.accounts'::regclass)", code: "42501", msg: "pg_stat_get_live_tuples"},
+		// Built-ins are an allow list: tuple, storage and statistics
+		// introspection is refused with the whole message, and so is a
+		// pg_catalog function nobody reviewed (an extension's).
+		{name: "currtid2 probes tuples of a filtered table", sql: "SELECT currtid2('vault.accounts'::text, '(0,2)'::tid)", code: "42501",
+			msg: `pgranger: function currtid2 is not allowed through pgranger: it reads a table's tuples unchecked (user "bob")`},
+		{name: "qualified currtid2", sql: "SELECT pg_catalog.currtid2('vault.accounts', '(0,1)')", code: "42501",
+			msg: `pgranger: function currtid2 is not allowed through pgranger: it reads a table's tuples unchecked (user "bob")`},
+		{name: "pg_relation_filepath", sql: "SELECT pg_relation_filepath('vault.accounts')", code: "42501",
+			msg: `pgranger: function pg_relation_filepath is not allowed through pgranger: it shows how relations are stored on disk (user "bob")`},
+		{name: "pg_get_multixact_members", sql: "SELECT * FROM pg_get_multixact_members('1')", code: "42501",
+			msg: `pgranger: function pg_get_multixact_members is not allowed through pgranger: it shows which transactions lock rows (user "bob")`},
+		{name: "pg_stat_have_stats", sql: "SELECT pg_stat_have_stats('relation', 0, 'vault.accounts'::regclass::oid)", code: "42501",
+			msg: `pgranger: function pg_stat_have_stats is not allowed through pgranger: it serves the statistics views, which are not exposed (user "bob")`},
+		{name: "pg_sequence_last_value", sql: "SELECT pg_sequence_last_value('vault.accounts')", code: "42501",
+			msg: `pgranger: function pg_sequence_last_value is not allowed through pgranger: it reads a sequence unchecked (user "bob")`},
+		{name: "an index support function", sql: "SELECT hashtext(owner) FROM vault.accounts", code: "42501",
+			msg: `pgranger: function hashtext is not allowed through pgranger: it is index access method support, not a function for SQL (user "bob")`},
+		{name: "a pg_catalog function on no list", sql: "SELECT pg_catalog.pg_visibility_map('vault.accounts')", code: "42501",
+			msg: `pgranger: function pg_visibility_map is not allowed through pgranger (user "bob")`},
+		{name: "tid comparison stays allowed", sql: "SELECT '(0,1)'::tid = '(0,1)'::tid, '(0,1)'::tid < '(0,2)'::tid", want: []string{"t|t"}},
+		{name: "catalog introspection stays allowed", sql: "SELECT format_type(atttypid, atttypmod), pg_get_userbyid(0) FROM pg_attribute WHERE attrelid = 'vault.accounts'::regclass AND attname = 'card'", want: []string{"text|unknown (OID=0)"}},
 		// Catalog relations that leak data.
 		{name: "pg_stats", sql: "SELECT most_common_vals FROM pg_stats WHERE tablename = 'accounts'", code: "42501", msg: "pg_stats"},
 		{name: "pg_stat_activity", sql: "SELECT query FROM pg_stat_activity", code: "42501", msg: "pg_stat_activity"},

@@ -57,12 +57,14 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 		return false
 	case *pg.Node_AExpr:
 		r.checkOperator(v.AExpr.Name)
-		return true
+		return r.err == nil && r.checkOperatorExpr(sc, v.AExpr)
 	case *pg.Node_SortBy:
 		r.checkOperator(v.SortBy.UseOp)
+		r.checkOperatorName(v.SortBy.UseOp)
 		return true
 	case *pg.Node_SubLink:
 		r.checkOperator(v.SubLink.OperName)
+		r.checkOperatorName(v.SubLink.OperName)
 		r.walkExpr(sc, v.SubLink.Testexpr)
 		if body := r.selectStatement(v.SubLink.Subselect.GetSelectStmt(), sc); body != nil {
 			r.barrier().sublinks[v.SubLink] = body

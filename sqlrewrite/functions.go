@@ -9,109 +9,24 @@ import (
 	"github.com/pgranger/pgranger/policy"
 )
 
-// Function rule (docs/security.md, "Mechanisms": Functions, and "Denied
-// built-in functions"). A function outside pg_catalog
-// is a Ranger udf resource (hive: database = the schema, as
-// policy.namespace-mapping maps it; udf = the function's name) and needs
-// `select` on it — the access Ranger's Hive plugin asks for a function a
-// query uses (RangerHiveAuthorizer: a FUNCTION input of QUERY is SELECT).
-// An unqualified call of a function that is not built in needs that access
-// in every schema of the search_path (the backend picks among them), so
-// qualifying the call is the way to need it in one. A udf runs with the
-// service role's rights and can read anything that role can: granting
-// udf access trusts the function like a view definition. Among built-in
-// functions, those that read data or the server behind the planner's back
-// are denied (the list below, with reasons, in docs/security.md). An
-// unqualified built-in is always qualified with pg_catalog, so the backend
-// calls exactly the function that was checked: PostgreSQL weighs the
-// functions of one name from every schema of the path alike, so an
-// overload elsewhere (public.lower(integer)) would win over the built-in
-// for a better-matching argument even with pg_catalog searched first.
-
-// deniedFunctions are pg_catalog functions that execute a query string,
-// read files or large objects, expose or act on other sessions or the
-// server, or write outside a governed statement. Each fails closed by
-// name, whatever its arguments (also when an extension such as adminpack
-// puts functions of these names into pg_catalog).
-var deniedFunctions = map[string]string{
-	"query_to_xml":                   "it runs a query string",
-	"query_to_xml_and_xmlschema":     "it runs a query string",
-	"query_to_xmlschema":             "it runs a query string",
-	"table_to_xml":                   "it reads a table unchecked",
-	"table_to_xml_and_xmlschema":     "it reads a table unchecked",
-	"table_to_xmlschema":             "it reads a table unchecked",
-	"cursor_to_xml":                  "it reads a cursor unchecked",
-	"cursor_to_xmlschema":            "it reads a cursor unchecked",
-	"schema_to_xml":                  "it reads a schema unchecked",
-	"schema_to_xml_and_xmlschema":    "it reads a schema unchecked",
-	"schema_to_xmlschema":            "it reads a schema unchecked",
-	"database_to_xml":                "it reads a database unchecked",
-	"database_to_xml_and_xmlschema":  "it reads a database unchecked",
-	"database_to_xmlschema":          "it reads a database unchecked",
-	"ts_stat":                        "it runs a query string",
-	"ts_rewrite":                     "it can run a query string",
-	"pg_read_file":                   "it reads server files",
-	"pg_read_binary_file":            "it reads server files",
-	"pg_stat_file":                   "it reads server files",
-	"pg_file_write":                  "it writes server files",
-	"pg_logdir_ls":                   "it lists server files",
-	"pg_current_logfile":             "it reads server files",
-	"pg_hba_file_rules":              "it reads server configuration files",
-	"pg_ident_file_mappings":         "it reads server configuration files",
-	"pg_show_all_file_settings":      "it reads server configuration files",
-	"pg_config":                      "it shows server internals",
-	"pg_get_shmem_allocations":       "it shows server internals",
-	"loread":                         "large objects are not governed",
-	"lowrite":                        "large objects are not governed",
-	"current_query":                  "it shows the rewritten statement",
-	"nextval":                        "it changes a sequence, which is not a Ranger resource",
-	"setval":                         "it changes a sequence, which is not a Ranger resource",
-	"pg_stat_get_activity":           "it shows other sessions' statements",
-	"pg_prepared_statement":          "it shows rewritten statements",
-	"pg_prepared_xact":               "it shows other sessions' transactions",
-	"pg_cursor":                      "it shows rewritten statements",
-	"pg_lock_status":                 "it shows other sessions' activity",
-	"pg_cancel_backend":              "it acts on other sessions",
-	"pg_terminate_backend":           "it acts on other sessions",
-	"pg_log_backend_memory_contexts": "it acts on other sessions",
-	"pg_get_backend_memory_contexts": "it shows server internals",
-	"pg_reload_conf":                 "it acts on the server",
-	"pg_promote":                     "it acts on the server",
-	"pg_switch_wal":                  "it acts on the server",
-	"pg_create_restore_point":        "it acts on the server",
-	"pg_backup_start":                "it acts on the server",
-	"pg_backup_stop":                 "it acts on the server",
-	"pg_wal_replay_pause":            "it acts on the server",
-	"pg_wal_replay_resume":           "it acts on the server",
-	"pg_import_system_collations":    "it changes the catalog",
-	"pg_nextoid":                     "it changes the catalog",
-	"pg_drop_replication_slot":       "it acts on replication",
-	"brin_summarize_new_values":      "it changes an index",
-	"brin_summarize_range":           "it changes an index",
-	"brin_desummarize_range":         "it changes an index",
-	"gin_clean_pending_list":         "it changes an index",
-	"dblink":                         "it runs queries elsewhere",
-}
-
-// deniedFunctionPrefixes cover function families by name.
-var deniedFunctionPrefixes = map[string]string{
-	"pg_ls_":                "it lists server files",
-	"lo_":                   "large objects are not governed",
-	"dblink":                "it runs queries elsewhere",
-	"pg_stat_get_":          "it shows other sessions' activity or row counts of governed tables",
-	"pg_stat_reset":         "it changes server statistics",
-	"pg_stat_statements":    "it shows other sessions' statements",
-	"pg_logical_":           "it reads or writes the change stream",
-	"pg_replication_slot_":  "it reads the change stream",
-	"pg_replication_origin": "it acts on replication",
-	"pg_create_":            "it acts on replication",
-	"pg_copy_":              "it acts on replication",
-	"pg_read_":              "it reads server files",
-	"pg_file_":              "it reads or writes server files",
-	"pg_control_":           "it shows server internals",
-	"pg_rotate_logfile":     "it acts on the server",
-	"binary_upgrade_":       "it changes the catalog",
-}
+// Function rule (docs/security.md, "Mechanisms": Functions). A function
+// outside pg_catalog is a Ranger udf resource (hive: database = the
+// schema, as policy.namespace-mapping maps it; udf = the function's name)
+// and needs `select` on it — the access Ranger's Hive plugin asks for a
+// function a query uses (RangerHiveAuthorizer: a FUNCTION input of QUERY
+// is SELECT). An unqualified call of a function that is not built in needs
+// that access in every schema of the search_path (the backend picks among
+// them), so qualifying the call is the way to need it in one. A udf runs
+// with the service role's rights and can read anything that role can:
+// granting udf access trusts the function like a view definition. A
+// built-in function may be called only when it is on the allow list
+// (builtins.go); the ones reviewed and refused keep their reason, and
+// are refused by name even unqualified. An unqualified built-in is always
+// qualified with pg_catalog, so the backend calls exactly the function
+// that was checked: PostgreSQL weighs the functions of one name from
+// every schema of the path alike, so an overload elsewhere
+// (public.lower(integer)) would win over the built-in for a
+// better-matching argument even with pg_catalog searched first.
 
 // checkFunction applies the function rule to one call.
 func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
@@ -145,11 +60,7 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 		r.checkUDF([]string{schema}, name)
 		return
 	}
-	if reason, denied := deniedFunctions[name]; denied {
-		r.fail(denyf("function %s is not allowed through pgranger: %s (user %q)", name, reason, user))
-		return
-	}
-	if reason, denied := deniedByPrefix(name); denied {
+	if reason, refused := refusedBuiltinReasons[name]; refused {
 		r.fail(denyf("function %s is not allowed through pgranger: %s (user %q)", name, reason, user))
 		return
 	}
@@ -167,6 +78,12 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 			return
 		}
 		r.checkUDF(schemas, name)
+		return
+	}
+	if !builtinAllowed(name) {
+		// Not reviewed: a function of a newer PostgreSQL, or one an
+		// extension installed into pg_catalog.
+		r.fail(denyf("function %s is not allowed through pgranger (user %q)", name, user))
 		return
 	}
 	if name == "set_config" {
@@ -198,21 +115,6 @@ func (r *stmtRewriter) checkFunction(fc *pg.FuncCall) {
 		fc.Funcname = append([]*pg.Node{pg.MakeStrNode("pg_catalog")}, fc.Funcname...)
 		r.changed = true
 	}
-}
-
-// deniedByPrefix finds the longest denied prefix of name (deterministic
-// when several match).
-func deniedByPrefix(name string) (string, bool) {
-	best := ""
-	for prefix := range deniedFunctionPrefixes {
-		if strings.HasPrefix(name, prefix) && len(prefix) > len(best) {
-			best = prefix
-		}
-	}
-	if best == "" {
-		return "", false
-	}
-	return deniedFunctionPrefixes[best], true
 }
 
 // checkUDF requires Ranger select access on the udf resource name in each
@@ -272,4 +174,99 @@ func (r *stmtRewriter) checkOperator(name []*pg.Node) {
 		return
 	}
 	r.fail(denyf("operator %s is not a built-in operator; udf access is not granted through pgranger (user %q)", strings.Join(names, "."), r.sess.Subject.User))
+}
+
+// Operator functions. An operator is a call of its function
+// (pg_operator.oprcode), so the allow list applies to it too. PostgreSQL
+// 15's operators all implement allowed functions
+// (TestOperatorFunctionsAllowed), but an extension may put an operator
+// into pg_catalog whose function is not. The rewriter sees operator
+// names, so a name for which some pg_catalog operator implements a
+// function that is not allowed is refused, unless its operands' types
+// resolve it exactly (exprTyper.operator: where PostgreSQL's choice is
+// certain) to an operator whose function is allowed.
+
+// refusedOperatorFunction is a function, not allowed, that some pg_catalog
+// operator of that name implements ("" when there is none; the
+// alphabetically first when there are several, so denials are stable).
+func (r *stmtRewriter) refusedOperatorFunction(name string) string {
+	refused := ""
+	for _, fn := range r.snap.Builtins.OperatorFunctions(name) {
+		if !builtinAllowed(fn) && (refused == "" || fn < refused) {
+			refused = fn
+		}
+	}
+	return refused
+}
+
+// aexprOperators are the operator names an expression applies: its own,
+// or for BETWEEN the comparisons PostgreSQL expands it into. A name
+// qualified with a schema other than pg_catalog gives none (checkOperator
+// refuses it).
+func aexprOperators(e *pg.A_Expr) []string {
+	switch e.Kind {
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+		pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		return []string{"<", "<=", ">", ">="}
+	}
+	if name, ok := operatorName(e.Name); ok {
+		return []string{name}
+	}
+	return nil
+}
+
+// checkOperatorExpr applies the allow list to an operator expression. It
+// reports whether the caller should walk the operands: when the name
+// needs resolving, it walks them first itself, so that their column
+// types are known.
+func (r *stmtRewriter) checkOperatorExpr(sc *scope, e *pg.A_Expr) bool {
+	if r.trusted > 0 {
+		return true
+	}
+	var name, refused string
+	for _, n := range aexprOperators(e) {
+		if fn := r.refusedOperatorFunction(n); fn != "" {
+			name, refused = n, fn
+			break
+		}
+	}
+	if refused == "" {
+		return true
+	}
+	r.walkExpr(sc, e.Lexpr)
+	r.walkExpr(sc, e.Rexpr)
+	if r.err != nil {
+		return false
+	}
+	user := r.sess.Subject.User
+	if e.Kind == pg.A_Expr_Kind_AEXPR_OP {
+		t := r.typer()
+		var left typ
+		if e.Lexpr != nil {
+			left = t.typeOf(e.Lexpr)
+		}
+		if op, ok := t.operator(name, left, t.typeOf(e.Rexpr)); ok {
+			if !builtinAllowed(op.Function) {
+				r.fail(denyf("operator %s is not allowed through pgranger: it calls function %s, which is not allowed (user %q)", name, op.Function, user))
+			}
+			return false
+		}
+	}
+	r.fail(denyf("operator %s is not allowed through pgranger: it may call function %s, which is not allowed (user %q)", name, refused, user))
+	return false
+}
+
+// checkOperatorName applies the allow list to an operator named without
+// operands at hand (ORDER BY … USING, op ANY (SELECT …)).
+func (r *stmtRewriter) checkOperatorName(names []*pg.Node) {
+	if r.trusted > 0 || len(names) == 0 {
+		return
+	}
+	name, ok := operatorName(names)
+	if !ok {
+		return
+	}
+	if fn := r.refusedOperatorFunction(name); fn != "" {
+		r.fail(denyf("operator %s is not allowed through pgranger: it may call function %s, which is not allowed (user %q)", name, fn, r.sess.Subject.User))
+	}
 }

@@ -1,6 +1,11 @@
 package yamlcatalog
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/pgranger/pgranger/catalog"
+)
 
 // Table declarations: types map onto PostgreSQL's OIDs and spellings.
 func TestResolveType(t *testing.T) {
@@ -74,5 +79,17 @@ func TestResolveType(t *testing.T) {
 		if err != nil || s != want[0] || n != want[1] {
 			t.Errorf("%s: %q %q %v", in, s, n, err)
 		}
+	}
+}
+
+// TestPGCatalogFunctionsMatchBuiltins: the name list a static catalog
+// answers IsCatalogFunction from and catalog's embedded PostgreSQL 15
+// builtins (functions, aggregates, window functions) name the same
+// functions.
+func TestPGCatalogFunctionsMatchBuiltins(t *testing.T) {
+	got := slices.Sorted(slices.Values(PGCatalogFunctions()))
+	want := catalog.Static(1, nil, nil).Builtins.FunctionNames()
+	if !slices.Equal(got, want) {
+		t.Errorf("pgcatalog_functions.txt has %d names, the embedded builtins %d", len(got), len(want))
 	}
 }

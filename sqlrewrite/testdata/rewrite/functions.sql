@@ -202,3 +202,57 @@ SELECT * FROM pg_lock_status()
 
 -- case: lo_from_bytea is denied by prefix
 SELECT lo_from_bytea(0, 'x')
+
+-- case: pg_catalog functions are an allow list: currtid2 reads a table's tuples by name and is refused
+SELECT currtid2('sales.orders'::text, '(0,1)'::tid)
+
+-- case: currtid2 qualified with pg_catalog is refused too
+SELECT pg_catalog.currtid2('sales.orders', '(0,1)')
+
+-- case: a relation's file path is storage layout and refused
+SELECT pg_catalog.pg_relation_filepath('sales.orders')
+
+-- case: multixact members show which transactions lock rows
+SELECT * FROM pg_catalog.pg_get_multixact_members('1')
+
+-- case: a sequence's value is read with select on the sequence, not through pg_sequence_last_value
+SELECT pg_catalog.pg_sequence_last_value('sales.orders_id_seq')
+
+-- case: statistics helpers are refused
+SELECT pg_catalog.pg_stat_have_stats('relation', 0, 0)
+
+-- case: the function forms of session_user and getpgusername name the service role and are refused
+SELECT "session_user"(), pg_catalog.getpgusername()
+
+-- case: a pg_catalog function on no list (one an extension installed there) is refused without a reason
+SELECT pg_catalog.some_extension_function(1)
+
+-- case: adminpack's functions keep their reason
+SELECT pg_catalog.pg_file_write('f', 'x', false)
+
+-- case: dblink unqualified is refused by name, as before the allow list
+SELECT * FROM dblink('host=elsewhere', 'SELECT 1') AS t(a int)
+
+-- case: internal support functions are refused with what they are
+SELECT pg_catalog.int4_sum(1, 2)
+
+-- case: a binary input function is refused
+SELECT pg_catalog.int4recv(NULL)
+
+-- case: a planner estimator is refused
+SELECT pg_catalog.eqsel(NULL, NULL, NULL, NULL)
+
+-- case: a trigger function is refused
+SELECT pg_catalog."RI_FKey_check_ins"()
+
+-- case: catalog introspection clients call is allowed
+SELECT pg_catalog.format_type(23, NULL), pg_catalog.pg_get_viewdef('sales.orders_view'::regclass), pg_catalog.pg_table_is_visible(1259), pg_catalog.obj_description(1259, 'pg_class'), pg_catalog.pg_get_userbyid(10), pg_catalog.pg_encoding_to_char(6)
+
+-- case: aggregates and window functions are allowed, also those not in the 'f' lines
+SELECT pg_catalog.string_agg(region, ','), pg_catalog.ntile(2) OVER (), pg_catalog.lag(region) OVER () FROM sales.orders GROUP BY region
+
+-- case: an operator's function called by name is allowed, and so is the tid operator
+SELECT pg_catalog.tideq('(0,1)', '(0,1)'), '(0,1)'::tid = '(0,1)'::tid, pg_catalog.textout('a')
+
+-- case: size functions are allowed (docs/security.md Known limits)
+SELECT pg_catalog.pg_relation_size('sales.orders'), pg_catalog.pg_total_relation_size('sales.orders')
