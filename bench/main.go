@@ -47,11 +47,9 @@ func main() {
 	flag.StringVar(&onlyWorkloads, "only", "", "run only the workloads whose name contains this text")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write pgranger's CPU profile to this file (serve --cpuprofile)")
 	flag.DurationVar(&soakFor, "soak", 0, "instead of the workloads: a mixed load through pgranger for this long (e.g. 10m), sampling its RSS, to show memory stays flat after warm-up")
-	flag.StringVar(&variantEnv, "variant", "", "also run every workload through a pgranger started with these space-separated NAME=value environment settings (pgranger-variant), e.g. -variant PGRANGER_LISTEN__EVENT_LOOPS=2")
-	flag.BoolVar(&goroutineTarget, "goroutines", false, "also run every workload through a pgranger with listen.event-loop off (pgranger-goroutines: two goroutines per session), interleaved with the others")
+	flag.StringVar(&variantEnv, "variant", "", "also run every workload through a pgranger started with these space-separated NAME=value environment settings (pgranger-variant), e.g. -variant GOMAXPROCS=1")
 	flag.BoolVar(&holdTargets, "hold", false, "after setting up, print every target's port and process id and wait for Ctrl-C instead of running pgbench (to profile or trace one by hand)")
 	flag.BoolVar(&unixTargets, "unix", false, "also run select-only over PostgreSQL's Unix-domain socket: direct-unix (pgbench on the socket), pgbouncer-unix and pgranger-unix (their backend connections on the socket; clients still on loopback TCP), interleaved with the loopback targets; their ratios are to direct-unix and pgbouncer-unix")
-	flag.BoolVar(&forwarderTargets, "forwarders", false, "also run select-only through three byte-for-byte TCP forwarders to PostgreSQL that parse nothing (bench/forwarder): fwd-goroutines (a goroutine per direction), fwd-epoll (one epoll loop parked on the Go runtime's poller, as pgranger's loop waits) and fwd-gnet (gnet v2, one loop) and fwd-cloop (the epoll loop in C, entered once through cgo): what relaying alone costs in Go and outside its scheduler, beside pgbouncer and pgranger")
 	flag.StringVar(&baseline, "baseline", "", "a second pgranger binary (an earlier build) measured as the target pgranger-baseline, interleaved with the others: an A/B of a change on a noisy machine")
 	tpchMode := flag.Bool("tpch", false, "instead of the pgbench workloads: the 22 TPC-H queries through pgranger against the same queries on physical filtered-and-masked copies (bench/tpch.go)")
 	flag.Float64Var(&tpchScale, "tpch-scale", 0.1, "TPC-H scale factor for -tpch (1 = 6 million lineitems)")
@@ -96,9 +94,7 @@ var (
 	variantEnv                          string
 	soakFor                             time.Duration
 	idleClients                         int
-	unixTargets, goroutineTarget        bool
-	forwarderTargets                    bool
-	holdTargets                         bool
+	unixTargets, holdTargets            bool
 )
 
 func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin string) error {
@@ -178,17 +174,6 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		rangers = append(rangers, target{"pgranger-baseline", port, "bench", "bench", "", "", pid})
 	}
 	var extra []target
-	if goroutineTarget {
-		gdir := filepath.Join(dir, "goroutines")
-		os.Mkdir(gdir, 0o755)
-		port, pid, stop, err := launchPgranger(bin, gdir, []byte(benchPolicies), c.DSN("pgranger_svc", "pgranger_svc", "bench"), benchUsers, "",
-			"PGRANGER_LISTEN__EVENT_LOOP=false")
-		if err != nil {
-			return fmt.Errorf("-goroutines: %w", err)
-		}
-		defer stop()
-		extra = append(extra, target{"pgranger-goroutines", port, "bench", "bench", "", "", pid})
-	}
 	if variantEnv != "" {
 		vdir := filepath.Join(dir, "variant")
 		os.Mkdir(vdir, 0o755)
@@ -226,25 +211,15 @@ func run(duration time.Duration, repeat int, clientsFlag string, scale int, bin 
 		}
 	}
 
-	var fwd []target // select-only: they relay to PostgreSQL as its superuser, governing nothing
-	if forwarderTargets {
-		fwds, stop, err := startForwarders(dir, pgPort)
-		if err != nil {
-			return fmt.Errorf("-forwarders: %w", err)
-		}
-		defer stop()
-		fwd = fwds
-	}
-
 	type workload struct {
 		name    string
 		args    []string
 		targets []target
 	}
 	workloads := []workload{
-		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append(append([]target{direct, bouncer}, rangers...), extra...), fwd...), unix...)},
-		{"select-only -M extended (ungoverned for the user)", []string{"-S", "-M", "extended"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), fwd...)},
-		{"select-only -M simple (ungoverned for the user)", []string{"-S", "-M", "simple"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), fwd...)},
+		{"select-only -M prepared (ungoverned for the user)", []string{"-S", "-M", "prepared"}, append(append(append([]target{direct, bouncer}, rangers...), extra...), unix...)},
+		{"select-only -M extended (ungoverned for the user)", []string{"-S", "-M", "extended"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
+		{"select-only -M simple (ungoverned for the user)", []string{"-S", "-M", "simple"}, append(append([]target{direct, bouncer}, rangers...), extra...)},
 		{"governed table, mask + row filter, -M prepared", []string{"-f", script, "-M", "prepared"}, append(append([]target{direct, directRewritten}, rangers...), extra...)},
 		{"governed table, mask + row filter, -M simple", []string{"-f", script, "-M", "simple"}, append(append([]target{direct, directRewritten}, rangers...), extra...)},
 	}
@@ -723,45 +698,6 @@ func waitPort(port string) error {
 func hostDesc() string {
 	out, _ := exec.Command("nproc").Output()
 	return strings.TrimSpace(string(out)) + " CPUs, client, proxy and server sharing them"
-}
-
-// startForwarders builds bench/forwarder and starts it in each of its
-// modes in a process group of its own, relaying to PostgreSQL on pgPort.
-func startForwarders(dir, pgPort string) ([]target, func(), error) {
-	bin := filepath.Join(dir, "forwarder")
-	// A module of its own, so gnet is no dependency of pgranger's.
-	if out, err := exec.Command("go", "build", "-C", "bench/forwarder", "-o", bin, ".").CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("go build bench/forwarder: %v\n%s", err, out)
-	}
-	var targets []target
-	var cmds []*exec.Cmd
-	stop := func() {
-		for _, c := range cmds {
-			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-			c.Wait()
-		}
-	}
-	for _, mode := range []string{"goroutines", "epoll", "gnet", "cloop"} {
-		port, err := freePort()
-		if err != nil {
-			stop()
-			return nil, nil, err
-		}
-		cmd := exec.Command(bin, "-mode", mode, "-listen", "127.0.0.1:"+port, "-backend", "127.0.0.1:"+pgPort)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			stop()
-			return nil, nil, err
-		}
-		cmds = append(cmds, cmd)
-		if err := waitPort(port); err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("forwarder -mode %s: %w", mode, err)
-		}
-		targets = append(targets, target{"fwd-" + mode, port, "postgres", testpg.SuperPassword, "", "", cmd.Process.Pid})
-	}
-	return targets, stop, nil
 }
 
 // hold prints how to reach every target and waits for an interrupt.

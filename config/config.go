@@ -51,14 +51,6 @@ type Listen struct {
 	MaxMessageBytes        int    `toml:"max-message-bytes"`
 	MaxStatementBytes      int    `toml:"max-statement-bytes"`
 	MaxNestingDepth        int    `toml:"max-nesting-depth"`
-	// EventLoop relays sessions in their steady state on a few epoll
-	// loops instead of two goroutines each (Linux, clients and backend
-	// without TLS; everything else runs on the goroutines). On by
-	// default: it costs less CPU per statement (docs/performance.md).
-	EventLoop bool `toml:"event-loop"`
-	// EventLoops is how many loops listen.event-loop runs; 0: half of
-	// GOMAXPROCS, at least one.
-	EventLoops int `toml:"event-loops"`
 }
 
 // Backend is the PostgreSQL server pgranger forwards to.
@@ -243,7 +235,6 @@ func Default() *Config {
 			MaxMessageBytes:     64 << 20,
 			MaxStatementBytes:   1 << 20,
 			MaxNestingDepth:     1000,
-			EventLoop:           true,
 		},
 		Backend: Backend{
 			DSN:                "postgres://pgranger@127.0.0.1:5432/postgres?sslmode=disable",
@@ -368,9 +359,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen.IdleTimeoutSecs < 0 {
 		bad("listen.idle-timeout-secs", "must be 0 (off) or positive")
-	}
-	if c.Listen.EventLoops < 0 {
-		bad("listen.event-loops", "must be 0 (half of the processors) or positive")
 	}
 	if c.Listen.ShutdownTimeoutSecs < 0 {
 		bad("listen.shutdown-timeout-secs", "must be 0 (end every session at once) or positive")

@@ -65,7 +65,6 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{minimal, "PGRANGER_BACKEND__POOL_SIZE=many", "backend.pool-size: want an integer"},
 		{minimal, "PGRANGER_LISTEN__NO_SUCH=1", "listen.no-such: no such key"},
 		{minimal, "PGRANGER_LISTEN__SHUTDOWN_TIMEOUT_SECS=-1", "listen.shutdown-timeout-secs: must be 0"},
-		{minimal, "PGRANGER_LISTEN__EVENT_LOOPS=-1", "listen.event-loops: must be 0"},
 		{minimal + "\n[policy]\nmask-precedence = \"random\"\n", "", "policy.mask-precedence:"},
 		{minimal + "\n[policy]\nnamespace-mapping = \"flat\"\n", "", "policy.namespace-mapping:"},
 		{minimal + "\n[listen]\ntypo-key = 1\n", "", "unknown key listen.typo-key"},

@@ -24,24 +24,13 @@ import (
 // Backpressure and fairness, as a user and an operator see them: a client
 // that reads its result slowly holds only its own session back, a huge
 // result streams through in constant memory, and idle sessions cost no
-// CPU. Each runs with the event loop (the default relay) and with two
-// goroutines per session (listen.event-loop = false).
+// CPU.
 //
 // The slow reader's result is 200 MB by default, far beyond what the
 // sockets buffer, which is all the test needs; E2E_BIG_RESULTS=1 makes
 // it 2 GB (reading it all back then takes ~15 s). The large result is
 // 1.1 GB always (a few seconds). Not parallel: the latency and CPU
 // bounds are measured with the suite's parallel tests paused.
-
-type relayMode struct {
-	name string
-	env  map[string]string
-}
-
-var relayModes = []relayMode{
-	{"goroutines", map[string]string{"PGRANGER_LISTEN__EVENT_LOOP": "false"}},
-	{"event-loop", map[string]string{"PGRANGER_LISTEN__EVENT_LOOP": "true"}},
-}
 
 // bigResults: the slow reader's full size (E2E_BIG_RESULTS=1).
 func bigResults() bool { return os.Getenv("E2E_BIG_RESULTS") != "" }
@@ -65,17 +54,11 @@ func withEnv(base, extra map[string]string) map[string]string {
 // stays flat; and once the client reads again it gets every row.
 func TestBackpressureSlowReader(t *testing.T) {
 	requireCluster(t)
-	for _, m := range relayModes {
-		t.Run(m.name, func(t *testing.T) { testSlowReader(t, m) })
-	}
-}
-
-func testSlowReader(t *testing.T, m relayMode) {
 	rows := 200_000
 	if bigResults() {
 		rows = 2_000_000
 	}
-	p := startProxy(t, proxyOptions{env: m.env})
+	p := startProxy(t, proxyOptions{})
 	pid := p.cmd.Process.Pid
 
 	// Four other clients, connected and warmed up first.
@@ -126,9 +109,9 @@ func testSlowReader(t *testing.T, m relayMode) {
 	during := pointQueries(t, others, perClient, want)
 	elapsed := time.Since(start)
 	rssAfter := procKB(t, pid, "VmRSS")
-	t.Logf("%s: %d point queries by %d clients: before the stall p50 %s p99 %s max %s; during it p50 %s p99 %s max %s, %s in all",
-		m.name, clients*perClient, clients, pct(base, 50), pct(base, 99), pct(base, 100), pct(during, 50), pct(during, 99), pct(during, 100), elapsed.Round(time.Millisecond))
-	t.Logf("%s: proxy RSS %d KB before, %d KB with the slow reader stalled, %d KB after the point queries", m.name, rss0, rssStalled, rssAfter)
+	t.Logf("%d point queries by %d clients: before the stall p50 %s p99 %s max %s; during it p50 %s p99 %s max %s, %s in all",
+		clients*perClient, clients, pct(base, 50), pct(base, 99), pct(base, 100), pct(during, 50), pct(during, 99), pct(during, 100), elapsed.Round(time.Millisecond))
+	t.Logf("proxy RSS %d KB before, %d KB with the slow reader stalled, %d KB after the point queries", rss0, rssStalled, rssAfter)
 	if len(during) != clients*perClient || pct(during, 100) > 2*time.Second || elapsed > 10*time.Second {
 		t.Errorf("%d of %d point queries completed during the stall, slowest %s, %s in all: other sessions must not wait for a slow reader",
 			len(during), clients*perClient, pct(during, 100), elapsed)
@@ -150,14 +133,8 @@ func testSlowReader(t *testing.T, m relayMode) {
 // row arrives, and pgranger's peak RSS stays within 64 MB of its start.
 func TestBackpressureLargeResult(t *testing.T) {
 	requireCluster(t)
-	for _, m := range relayModes {
-		t.Run(m.name, func(t *testing.T) { testLargeResult(t, m) })
-	}
-}
-
-func testLargeResult(t *testing.T, m relayMode) {
 	const rows = 1_100_000
-	p := startProxy(t, proxyOptions{env: m.env})
+	p := startProxy(t, proxyOptions{})
 	pid := p.cmd.Process.Pid
 	c := hijacked(t, p.dsn("bob", "bob"), 5*time.Minute).Conn
 	rss0 := procKB(t, pid, "VmRSS")
@@ -192,8 +169,8 @@ func testLargeResult(t *testing.T, m relayMode) {
 		t.Fatal(err)
 	}
 	hwm := procKB(t, pid, "VmHWM")
-	t.Logf("%s: %d rows, %d bytes in %s (%.0f MB/s); proxy RSS %d KB at the start, peak %d KB sampled, VmHWM %d KB",
-		m.name, res.rows, res.bytes, took.Round(time.Millisecond), float64(res.bytes)/took.Seconds()/(1<<20), rss0, peak, hwm)
+	t.Logf("%d rows, %d bytes in %s (%.0f MB/s); proxy RSS %d KB at the start, peak %d KB sampled, VmHWM %d KB",
+		res.rows, res.bytes, took.Round(time.Millisecond), float64(res.bytes)/took.Seconds()/(1<<20), rss0, peak, hwm)
 	if res.rows != int64(rows) || res.bytes != int64(rows)*1000 || res.tag != "SELECT "+strconv.Itoa(rows) {
 		t.Errorf("%d rows, %d bytes, tag %q; want %d rows of 1000 bytes", res.rows, res.bytes, res.tag, rows)
 	}
@@ -208,22 +185,10 @@ func testLargeResult(t *testing.T, m relayMode) {
 func TestBackpressureIdleSessions(t *testing.T) {
 	requireCluster(t)
 	raiseFileLimit(t, 4096)
-	for _, m := range relayModes {
-		t.Run(m.name, func(t *testing.T) { testIdleSessions(t, m) })
-	}
-}
-
-func testIdleSessions(t *testing.T, m relayMode) {
-	// 1,000 on the default relay; the goroutine relay's idle sessions
-	// are the same parked goroutines at any number, so 250 of them keep
-	// the suite short (E2E_BIG_RESULTS=1: 1,000 as well).
-	n := 1000
-	if m.name == "goroutines" && !bigResults() {
-		n = 250
-	}
+	n := 250
 	// A backend connection per session: the pool and client limits above
 	// n (the cluster allows testClusterConnections).
-	p := startProxy(t, proxyOptions{env: withEnv(m.env, map[string]string{
+	p := startProxy(t, proxyOptions{env: withEnv(nil, map[string]string{
 		"PGRANGER_LISTEN__MAX_CLIENTS": strconv.Itoa(n + 50),
 		"PGRANGER_BACKEND__POOL_SIZE":  strconv.Itoa(n + 50),
 		// The default, not the harness's 100 ms: a check of the policy
@@ -302,8 +267,8 @@ func testIdleSessions(t *testing.T, m relayMode) {
 	time.Sleep(5 * time.Second)
 	cpu := procCPU(t, pid) - cpu0
 	rss := procKB(t, pid, "VmRSS")
-	t.Logf("%s: %d idle sessions (opened in %s): pgranger CPU %s over 5 s; RSS %d KB (%d KB before, %.0f KB per session)",
-		m.name, n, opened.Round(time.Millisecond), cpu, rss, rss0, float64(rss-rss0)/float64(n))
+	t.Logf("%d idle sessions (opened in %s): pgranger CPU %s over 5 s; RSS %d KB (%d KB before, %.0f KB per session)",
+		n, opened.Round(time.Millisecond), cpu, rss, rss0, float64(rss-rss0)/float64(n))
 	if cpu > 50*time.Millisecond {
 		t.Errorf("%d idle sessions cost pgranger %s of CPU in 5 s; want < 50ms", n, cpu)
 	}

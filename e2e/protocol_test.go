@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -63,5 +64,37 @@ func TestFunctionCallMessageIsRefused(t *testing.T) {
 	res, err := conn.Exec(ctx, "SELECT ssn FROM sales.orders WHERE id = 1").ReadAll()
 	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 || string(res[0].Rows[0][0]) != "xxx-xx-1111" {
 		t.Errorf("after rollback: %v %v", res, err)
+	}
+}
+
+// Rows and statements larger than the relay's 32 KiB read buffers arrive
+// whole through the real proxy, with both protocols: a 300 KB value built
+// on bob's masked ssn, and a statement carrying a 200 KB literal.
+func TestWideRowsAndLongStatements(t *testing.T) {
+	requireCluster(t)
+	p := demoProxy
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.dsn("bob", "bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	long := strings.Repeat("y", 200000)
+	for _, mode := range []any{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		got, err := tryRows(conn, "SELECT ssn || repeat('w', 300000) FROM sales.orders WHERE id = 1", mode)
+		if err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		if want := "xxx-xx-1111" + strings.Repeat("w", 300000); len(got) != 1 || got[0] != want {
+			t.Errorf("%v: the wide row came back as %d rows, first %d bytes", mode, len(got), len(strings.Join(got, "")))
+		}
+		got, err = tryRows(conn, "SELECT ssn FROM sales.orders WHERE id = 1 AND length('"+long+"') = 200000", mode)
+		if err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		if len(got) != 1 || got[0] != "xxx-xx-1111" {
+			t.Errorf("%v: the long statement returned %q", mode, got)
+		}
 	}
 }

@@ -32,9 +32,8 @@ func (s *session) backendLoop() {
 // relayBackend handles one backend message: it consults the pending
 // queue for what to swallow, replace or sanitize, keeps the bookkeeping
 // (views, search_path, portals, statement runs) and buffers what the
-// client gets. It reads nothing and does not flush, so a loop of any kind
-// — this goroutine, or one serving many sessions from readiness events —
-// can drive it. True: the backend's reset is answered (finish), the
+// client gets. It reads nothing and does not flush: backendLoop flushes
+// when the backend has nothing more buffered. True: the backend's reset is answered (finish), the
 // relay is over.
 func (s *session) relayBackend(typ byte, body []byte) (over bool) {
 	s.queue.recycle() // nothing popped before is in use any more

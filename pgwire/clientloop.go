@@ -105,8 +105,9 @@ func (s *session) clientLoop() error {
 
 // forwardClient handles one client message the session may run: checked,
 // rewritten or refused, noted in the pending queue, and buffered for the
-// backend. It reads nothing and does not flush, so a loop of any kind
-// can drive it. errTerminate: the client said goodbye; a *fatalError: its
+// backend. It reads nothing and does not flush: clientLoop decides when a
+// batch is over (BenchmarkRelayStatementBookkeeping drives it without
+// sockets). errTerminate: the client said goodbye; a *fatalError: its
 // message was malformed; any other error is a failed write to the backend.
 func (s *session) forwardClient(typ byte, body []byte) (err error) {
 	bw := s.bc.w
@@ -207,10 +208,6 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 	s.rsess.SearchPath = s.paths.get()
 	if s.env.Refresh == nil {
 		s.env.Refresh = s.refreshCatalog
-		// Parsing and analysing a statement the caches do not hold is
-		// CPU for as long as the statement is large: on an event loop,
-		// the loop's other sessions go on meanwhile.
-		s.env.Analysing = s.mayBlock
 	}
 	s.env.Policy = s.srv.opts.Policies.PolicyState()
 	s.env.Catalog = s.cat.Current()
@@ -219,11 +216,11 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 	return &s.env
 }
 
+// refreshCatalog is the rewrite's forced reload when a statement names a
+// relation the snapshot does not hold. It waits on the database (and up
+// to a second on the previous reload): only this session's client loop
+// waits, its backend loop and every other session go on.
 func (s *session) refreshCatalog(ctx context.Context) (*catalog.Snapshot, error) {
-	// A forced reload waits on the database, and for up to a second on
-	// the previous one: on an event loop, the session takes the loop's
-	// goroutine with it and another carries on the loop meanwhile.
-	s.mayBlock()
 	return s.cat.Refresh(ctx, time.Second)
 }
 

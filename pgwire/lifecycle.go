@@ -71,10 +71,6 @@ type lifecycle struct {
 	gen     uint64      // a timer from an earlier idle period does nothing
 	t       *time.Timer // the idle timer
 
-	// wake, when set, is called on the transition to ending: a session
-	// on an event loop leaves it (eventloop_linux.go).
-	wake func()
-
 	ended       chan struct{} // closed when pgranger's FATAL error was written (terminate)
 	backendDone chan struct{} // closed when the backend loop ends
 }
@@ -153,9 +149,6 @@ func (l *lifecycle) claimEndLocked() bool {
 	}
 	l.set(phaseEnding)
 	l.stopTimer()
-	if l.wake != nil {
-		l.wake()
-	}
 	return true
 }
 

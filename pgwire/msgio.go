@@ -22,26 +22,13 @@ type msgReader struct {
 	max int
 	hdr [5]byte
 	buf []byte
-	// have: a frame larger than the read buffer is being assembled in
-	// buf by an event loop, a read at a time (framed); its header is in
-	// hdr and have of its len(buf) body bytes are in. -1: none.
-	have int
 }
 
 func newMsgReader(r *bufio.Reader, max int) *msgReader {
-	return &msgReader{r: r, max: max, buf: make([]byte, 0, 8192), have: -1}
+	return &msgReader{r: r, max: max, buf: make([]byte, 0, 8192)}
 }
 
 func (m *msgReader) next() (byte, []byte, error) {
-	if m.have >= 0 {
-		// The rest of a large frame an event loop began (framed).
-		have := m.have
-		m.have = -1
-		if _, err := io.ReadFull(m.r, m.buf[have:]); err != nil {
-			return 0, nil, err
-		}
-		return m.hdr[0], m.buf, nil
-	}
 	if _, err := io.ReadFull(m.r, m.hdr[:]); err != nil {
 		return 0, nil, err
 	}
@@ -64,7 +51,7 @@ func (m *msgReader) next() (byte, []byte, error) {
 
 // buffered reports whether more input is already waiting; writers flush
 // only when it is not, so a pipeline of messages costs one write.
-func (m *msgReader) buffered() bool { return m.r.Buffered() > 0 || m.have >= 0 }
+func (m *msgReader) buffered() bool { return m.r.Buffered() > 0 }
 
 // readStartup reads an untyped startup-phase packet (length + body).
 func readStartup(r *bufio.Reader, max int) ([]byte, error) {

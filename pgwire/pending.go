@@ -39,15 +39,14 @@ type pending struct {
 
 // pendingQueue is shared by the two loops: the client loop pushes before it
 // writes a message, the backend loop pops as answers arrive. Only one
-// goroutine pushes at a time (the client loop; after it, finish — or the
-// event loop's goroutine serving the session) and only one pops (the
-// backend loop, or that same event loop), so it is a single-producer,
-// single-consumer queue without a lock: entries live by value in chunks
-// of pendingChunkLen; the producer fills a slot and then publishes it by
-// the chunk's count, the consumer reads up to that count. A chunk the
-// consumer has moved past is kept (retired) until recycle, where the
-// consumer holds no entry any more, and then handed back as the
-// producer's next chunk: a session relaying statements allocates
+// goroutine pushes at a time (the client loop; after it, finish, on the
+// same goroutine) and only one pops (the backend loop), so it is a
+// single-producer, single-consumer queue without a lock: entries live by
+// value in chunks of pendingChunkLen; the producer fills a slot and then
+// publishes it by the chunk's count, the consumer reads up to that count.
+// A chunk the consumer has moved past is kept (retired) until recycle,
+// where the consumer holds no entry any more, and then handed back as
+// the producer's next chunk: a session relaying statements allocates
 // nothing per message and takes no lock (three entries per prepared
 // statement). n counts the entries not yet popped, for the other
 // goroutines' questions (empty, settled).

@@ -1,11 +1,8 @@
 package pgwire
 
 import (
-	"errors"
 	"io"
 	"net"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -24,37 +21,13 @@ import (
 // (docs/performance.md). Raw calls keep the goroutine on its P for the
 // call's few microseconds. They are recvfrom and sendto rather than read
 // and write: on a socket those go straight to its protocol, without the
-// file layer's position lock and checks (what pgbouncer calls too). Deadlines, Close and the poller's readiness
-// waits are the net.Conn's own: only the system call differs.
+// file layer's position lock and checks (what pgbouncer calls too).
+// Deadlines, Close and the poller's readiness waits are the net.Conn's
+// own: only the system call differs.
 type rawIOConn struct {
 	net.Conn
 	rc syscall.RawConn
-	// nonblock: a read that finds nothing returns errWouldBlock instead
-	// of waiting (the event loop's sessions, eventloop_linux.go).
-	nonblock atomic.Bool
-	// readOnce, in nonblock mode: after one read system call, further
-	// reads return errWouldBlock without one until the loop re-arms it.
-	// Under level-triggered epoll a socket that still holds data is
-	// reported again, so the read that would only find EAGAIN is saved.
-	readOnce, readDone atomic.Bool
-
-	// spillMu guards spill: in nonblock mode, what a write could not
-	// send without blocking. It goes out before any later byte — drained
-	// by the event loop when the socket is writable again, or by the
-	// first blocking write once the session left the loop — and while it
-	// is not empty the loop reads nothing that would add to it (the
-	// backpressure of eventloop_linux.go). It holds at most what one
-	// flush of a session's 32 KiB writer could not send, or one frame
-	// larger than that writer (which bufio writes through).
-	spillMu sync.Mutex
-	spill   []byte
-	// spilling is len(spill) > 0, set under spillMu and read without
-	// it: the loops ask for every frame they relay.
-	spilling atomic.Bool
 }
-
-// errWouldBlock is a non-blocking read that found no data.
-var errWouldBlock = errors.New("no data ready")
 
 // withRawIO wraps TCP and Unix-socket connections; anything else (a TLS
 // connection is wrapped beneath its TLS layer, where it is still TCP) is
@@ -84,23 +57,6 @@ func (c *rawIOConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.readOnce.Load() {
-		if c.readDone.Load() {
-			return 0, errWouldBlock
-		}
-		// A read that fills p likely left more behind (a large result
-		// streaming): the next read goes ahead rather than waiting for
-		// another readiness report.
-		n, err := c.read(p)
-		if n < len(p) {
-			c.readDone.Store(true)
-		}
-		return n, err
-	}
-	return c.read(p)
-}
-
-func (c *rawIOConn) read(p []byte) (int, error) {
 	var n int
 	var errno syscall.Errno
 	err := c.rc.Read(func(fd uintptr) bool {
@@ -110,10 +66,6 @@ func (c *rawIOConn) read(p []byte) (int, error) {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
-				if c.nonblock.Load() {
-					errno = e
-					return true
-				}
 				return false // wait for readiness, then call again
 			}
 			n, errno = int(r), e
@@ -123,8 +75,6 @@ func (c *rawIOConn) read(p []byte) (int, error) {
 	switch {
 	case err != nil:
 		return 0, opError("read", c.Conn, err)
-	case errno == syscall.EAGAIN:
-		return 0, errWouldBlock
 	case errno != 0:
 		return 0, opError("read", c.Conn, errno)
 	case n == 0:
@@ -133,77 +83,12 @@ func (c *rawIOConn) read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Write writes all of p, waiting for the socket when its send buffer is
+// full.
 func (c *rawIOConn) Write(p []byte) (int, error) {
-	c.spillMu.Lock()
-	defer c.spillMu.Unlock()
-	if c.nonblock.Load() {
-		if len(c.spill) > 0 {
-			c.spill = append(c.spill, p...)
-			return len(p), nil
-		}
-		n, blocked, err := c.writeNow(p)
-		if blocked {
-			c.spill = append(c.spill, p[n:]...)
-			c.spilling.Store(true)
-			return len(p), nil
-		}
-		return n, err
-	}
-	if len(c.spill) > 0 {
-		if _, err := c.write(c.spill); err != nil {
-			return 0, err
-		}
-		c.spill = c.spill[:0]
-		c.spilling.Store(false)
-	}
-	return c.write(p)
-}
-
-// spilled reports whether a non-blocking write left bytes to send.
-func (c *rawIOConn) spilled() bool { return c.spilling.Load() }
-
-// drain sends what it can of the spill without blocking; done: nothing
-// is left.
-func (c *rawIOConn) drain() (done bool, err error) {
-	c.spillMu.Lock()
-	defer c.spillMu.Unlock()
-	n, _, err := c.writeNow(c.spill)
-	c.spill = c.spill[:copy(c.spill, c.spill[n:])]
-	c.spilling.Store(len(c.spill) > 0)
-	return len(c.spill) == 0, err
-}
-
-// flushSpill sends the spill, waiting for the socket as long as needed
-// (a session leaving the loop, before its goroutines take over).
-func (c *rawIOConn) flushSpill() error {
-	c.spillMu.Lock()
-	defer c.spillMu.Unlock()
-	if len(c.spill) == 0 {
-		return nil
-	}
-	_, err := c.write(c.spill)
-	c.spill = nil
-	c.spilling.Store(false)
-	return err
-}
-
-// writeNow writes what the socket takes without waiting; blocked: it
-// took less than p because its send buffer is full.
-func (c *rawIOConn) writeNow(p []byte) (n int, blocked bool, err error) {
-	return c.send(p, false)
-}
-
-// write writes all of p, waiting for the socket when it is full.
-func (c *rawIOConn) write(p []byte) (int, error) {
-	n, _, err := c.send(p, true)
-	return n, err
-}
-
-// send writes p; when the send buffer is full it waits for the socket
-// to drain (wait) or returns with blocked set.
-func (c *rawIOConn) send(p []byte, wait bool) (n int, blocked bool, err error) {
+	var n int
 	var errno syscall.Errno
-	rerr := c.rc.Write(func(fd uintptr) bool {
+	err := c.rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
 			r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n), 0, 0, 0)
 			switch e {
@@ -211,11 +96,7 @@ func (c *rawIOConn) send(p []byte, wait bool) (n int, blocked bool, err error) {
 				n += int(r)
 			case syscall.EINTR:
 			case syscall.EAGAIN:
-				if wait {
-					return false // the runtime's poller waits for writability, then calls again
-				}
-				blocked = true
-				return true
+				return false // the runtime's poller waits for writability, then calls again
 			default:
 				errno = e
 				return true
@@ -224,12 +105,12 @@ func (c *rawIOConn) send(p []byte, wait bool) (n int, blocked bool, err error) {
 		return true
 	})
 	switch {
-	case rerr != nil:
-		return n, false, opError("write", c.Conn, rerr)
+	case err != nil:
+		return n, opError("write", c.Conn, err)
 	case errno != 0:
-		return n, false, opError("write", c.Conn, errno)
+		return n, opError("write", c.Conn, errno)
 	}
-	return n, blocked, nil
+	return n, nil
 }
 
 // opError shapes an error like net.Conn's own, so callers testing for

@@ -121,12 +121,12 @@ func BenchmarkRelayPreparedRoundTrip(b *testing.B) {
 }
 
 // BenchmarkRelayStatementBookkeeping is what pgranger itself spends per
-// statement of pgbench -S -M prepared, without sockets: the handlers an
-// event loop runs for one statement — forwardClient for its Bind, Execute
+// statement of pgbench -S -M prepared, without sockets: the handlers the
+// two loops run for one statement — forwardClient for its Bind, Execute
 // and Sync (to a discarding backend writer), then relayBackend for
 // BindComplete, DataRow, CommandComplete and ReadyForQuery (to a
-// discarding client writer) — as the loop calls them, a statement at a
-// time. ns/op is per statement.
+// discarding client writer) — a statement at a time. ns/op is per
+// statement.
 func BenchmarkRelayStatementBookkeeping(b *testing.B) {
 	s := bookkeepingSession(b)
 	parse, _ := (&pgproto3.Parse{Name: "s", Query: "SELECT id FROM t WHERE id = $1", ParameterOIDs: []uint32{23}}).Encode(nil)
@@ -203,8 +203,9 @@ func runBookkeeping(b *testing.B, s *session, ins [][]frame, out []frame) {
 	}
 }
 
-// bookkeepingRound is one statement as an event loop handles it: a batch
-// of client messages begun once and settled, then the backend's answers.
+// bookkeepingRound is one statement as the loops handle it: a batch of
+// client messages begun once and settled (clientLoop), then the backend's
+// answers (backendLoop).
 func bookkeepingRound(b *testing.B, s *session, in, out []frame) {
 	if s.life.begin() != handle {
 		b.Fatal("the session does not handle messages")

@@ -110,9 +110,7 @@ func newRelayHarness(t testing.TB, configure ...func(*config.Config)) *relayHarn
 	})
 	proxyClient, testClient := net.Pipe()
 	proxyBackend, fakeEnd := net.Pipe()
-	if relayOnEventLoop {
-		// Real sockets, which the event loop can wait on.
-		cfg.Listen.EventLoop = true
+	if relayOverSockets {
 		proxyClient, testClient = socketPair(t)
 		proxyBackend, fakeEnd = socketPair(t)
 		proxyClient, proxyBackend = withRawIO(proxyClient), withRawIO(proxyBackend)
@@ -153,9 +151,9 @@ func newRelayHarness(t testing.TB, configure ...func(*config.Config)) *relayHarn
 	return h
 }
 
-// relayOnEventLoop: newRelayHarness builds sessions on socket pairs with
-// listen.event-loop on (TestRelayOnEventLoop).
-var relayOnEventLoop bool
+// relayOverSockets: newRelayHarness builds sessions on socket pairs read
+// and written with raw system calls (TestRelayOverSockets).
+var relayOverSockets bool
 
 // socketPair is a connected pair of Unix-domain sockets.
 func socketPair(t testing.TB) (net.Conn, net.Conn) {

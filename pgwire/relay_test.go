@@ -267,12 +267,12 @@ func TestRelayDropsLogAndDebugNotices(t *testing.T) {
 	h.terminate()
 }
 
-// Every relay test again with listen.event-loop on, over socket pairs:
-// the sessions' steady state runs on the event loop.
-func TestRelayOnEventLoop(t *testing.T) {
-	relayOnEventLoop = true
-	defer func() { relayOnEventLoop = false }()
-	before := loopRegistered.Load()
+// Every relay test again over Unix-domain socket pairs read and written
+// with raw system calls, as pgranger's own connections are (rawio.go):
+// net.Pipe, which the other runs use, has no buffer and no poller.
+func TestRelayOverSockets(t *testing.T) {
+	relayOverSockets = true
+	defer func() { relayOverSockets = false }()
 	for name, f := range map[string]func(*testing.T){
 		"PipelinedExtendedQueries":               TestRelayPipelinedExtendedQueries,
 		"PipelinedSimpleQueries":                 TestRelayPipelinedSimpleQueries,
@@ -288,23 +288,20 @@ func TestRelayOnEventLoop(t *testing.T) {
 		"SlowClientStallsNoOtherSession":         TestRelaySlowClientStallsNoOtherSession,
 		"CatalogReloadStallsNoOtherSession":      TestRelayCatalogReloadStallsNoOtherSession,
 		"DropsLogAndDebugNotices":                TestRelayDropsLogAndDebugNotices,
+		"LargeFrames":                            TestRelayLargeFrames,
 	} {
 		t.Run(name, f)
-	}
-	if n := loopRegistered.Load() - before; n < 11 {
-		t.Errorf("%d sessions ran on the event loop, want every one (11)", n)
 	}
 }
 
 // A client that stops reading a large result holds up its own session
-// only: other sessions' statements are answered meanwhile (on the event
-// loop: sessions on the same loop), the proxy holds a bounded amount of
-// the stalled result, and once the client reads again every row arrives.
+// only: other sessions' statements are answered meanwhile, and once the
+// client reads again every row arrives.
 func TestRelaySlowClientStallsNoOtherSession(t *testing.T) {
 	const rows = 200_000 // 20 MB of DataRows
 	slow := newRelayHarness(t)
 	others := []*relayHarness{}
-	for i := 0; i < 3; i++ { // at least one on the slow session's loop, whatever the number of loops
+	for i := 0; i < 3; i++ {
 		others = append(others, newRelayHarness(t))
 	}
 	slow.send(&pgproto3.Query{String: fmt.Sprintf("SELECT 'rows %d'", rows)})
@@ -330,14 +327,6 @@ func TestRelaySlowClientStallsNoOtherSession(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("60 statements of other sessions took %s while one client did not read", d)
-	}
-	if c := rawOf(slow.sess.client); c != nil {
-		c.spillMu.Lock()
-		held := cap(c.spill)
-		c.spillMu.Unlock()
-		if held > 128<<10 {
-			t.Errorf("the proxy holds %d bytes for the client that does not read, want at most 128 KiB", held)
-		}
 	}
 
 	n := 0
@@ -370,14 +359,11 @@ func TestRelaySlowClientStallsNoOtherSession(t *testing.T) {
 }
 
 // A statement naming a relation the catalog does not know waits for a
-// forced catalog reload; other sessions are answered meanwhile (on the
-// event loop: the waiting session takes the loop's goroutine with it and
-// another carries on the loop), and the waiting session then gets its
-// answer and goes on.
+// forced catalog reload; other sessions are answered meanwhile, and the
+// waiting session then gets its answer and goes on.
 func TestRelayCatalogReloadStallsNoOtherSession(t *testing.T) {
 	relayRefreshDelay = 1500 * time.Millisecond
 	defer func() { relayRefreshDelay = 0 }()
-	handovers := loopHandovers.Load()
 	waiting := newRelayHarness(t)
 	others := []*relayHarness{}
 	for i := 0; i < 3; i++ {
@@ -407,94 +393,17 @@ func TestRelayCatalogReloadStallsNoOtherSession(t *testing.T) {
 	}
 	waiting.send(&pgproto3.Query{String: "SELECT 1"})
 	wantMessages(t, waiting.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
-	if relayOnEventLoop && loopHandovers.Load() == handovers {
-		t.Error("the event loop was not handed over while the session waited")
-	}
 	waiting.terminate()
 	for _, h := range others {
 		h.terminate()
 	}
 }
 
-// A loop that can no longer wait hands its sessions to their goroutines,
-// which go on where it stopped, and takes no new session.
-func TestRelayEventLoopThatStopsHandsItsSessionsOver(t *testing.T) {
-	relayOnEventLoop = true
-	defer func() { relayOnEventLoop = false }()
-	eventLoops(0)
-	l, err := newEventLoop()
-	if err != nil || l.epf == nil {
-		t.Fatalf("a loop: %v", err)
-	}
-	saved := loops
-	loops = []*eventLoop{l}
-	defer func() { loops = saved }()
-	go l.run()
-
+// A frame larger than the 32 KiB read buffers — a wide row from the
+// backend, a long statement from the client, with either protocol —
+// arrives whole, and small frames go on after it.
+func TestRelayLargeFrames(t *testing.T) {
 	h := newRelayHarness(t)
-	h.send(&pgproto3.Query{String: "SELECT 1"})
-	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
-	l.mu.Lock()
-	onIt := len(l.byFD)
-	l.mu.Unlock()
-	if onIt != 2 {
-		t.Fatalf("the session is not on the loop (%d sockets registered)", onIt)
-	}
-
-	l.epf.Close() // its wait fails from now on
-	h.send(&pgproto3.Query{String: "SELECT 1"})
-	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
-	l.mu.Lock()
-	onIt = len(l.byFD)
-	l.mu.Unlock()
-	if onIt != 0 {
-		t.Errorf("%d sockets still registered on the stopped loop", onIt)
-	}
-	registered := loopRegistered.Load()
-	h2 := newRelayHarness(t)
-	h2.send(&pgproto3.Query{String: "SELECT 1"})
-	wantMessages(t, h2.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
-	if loopRegistered.Load() != registered {
-		t.Error("a stopped loop took a new session")
-	}
-	h.terminate()
-	h2.terminate()
-}
-
-// On the event loop, a statement the rewrite caches do not hold is parsed
-// and analysed off the loop (its goroutine goes with the session and a
-// new one serves the loop), and one they hold is not: a new statement
-// shape hands the loop over once, its repetitions — other literals, the
-// same text — never.
-func TestRelayEventLoopAnalysesCacheMissesOffTheLoop(t *testing.T) {
-	relayOnEventLoop = true
-	defer func() { relayOnEventLoop = false }()
-	h := newRelayHarness(t)
-	before := loopHandovers.Load()
-	h.send(&pgproto3.Query{String: "SELECT id FROM t WHERE id = 1 AND id < 77"})
-	wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
-	if n := loopHandovers.Load() - before; n != 1 {
-		t.Errorf("a new statement handed the loop over %d times, want 1", n)
-	}
-	for i := 2; i < 20; i++ {
-		h.send(&pgproto3.Query{String: fmt.Sprintf("SELECT id FROM t WHERE id = %d AND id < 77", i)})
-		wantMessages(t, h.readyN(1), "T", "D:1", "C:SELECT 1", "Z:I")
-	}
-	if n := loopHandovers.Load() - before; n != 1 {
-		t.Errorf("after 18 statements of the same shape the loop was handed over %d times, want 1", n)
-	}
-	h.terminate()
-}
-
-// A frame larger than the loop's 32 KiB read buffer — a wide row from the
-// backend, a long statement from the client, with either protocol — is
-// assembled on the loop a read at a time as the socket delivers it: the
-// session stays on its loop, and every byte arrives as sent.
-func TestRelayEventLoopAssemblesLargeFrames(t *testing.T) {
-	relayOnEventLoop = true
-	defer func() { relayOnEventLoop = false }()
-	h := newRelayHarness(t)
-	left := loopLeft.Load()
 	wide := "D:" + strings.Repeat("w", 300000)
 	h.send(&pgproto3.Query{String: "SELECT 'wide 300000'"})
 	wantMessages(t, h.readyN(1), "T", wide, "C:SELECT 1", "Z:I")
@@ -514,8 +423,5 @@ func TestRelayEventLoopAssemblesLargeFrames(t *testing.T) {
 	// Small frames go on as before after the large ones.
 	h.send(&pgproto3.Query{String: "SELECT 'rows 3'"})
 	wantMessages(t, h.readyN(1), "T", "D:"+strings.Repeat("x", 100), "D:"+strings.Repeat("x", 100), "D:"+strings.Repeat("x", 100), "C:SELECT 3", "Z:I")
-	if n := loopLeft.Load() - left; n != 0 {
-		t.Errorf("%d sessions left the loop for a large frame, want none", n)
-	}
 	h.terminate()
 }

@@ -13,11 +13,7 @@ package pgwire
 //	backendloop.go  the backend side: backend messages relayed to the client,
 //	                swallowed, replaced or sanitized
 //	stmtaudit.go    statement counters and audit records, per completion
-//	eventloop_linux.go  listen.event-loop (the default): the steady state
-//	                on epoll loops, with backpressure and the hand-over
-//	                of a loop by a session whose handler may wait
-//	rawio.go        socket reads and writes by raw system calls; the
-//	                non-blocking mode and the spill the loops use
+//	rawio.go        socket reads and writes by raw system calls
 //
 // Goroutines that touch a session:
 //
@@ -27,12 +23,6 @@ package pgwire
 //   - the backend loop (go backendLoop from run), which reads the backend
 //     and writes the client (cw, under cwMu), and alone touches
 //     suspended, viewError, released, backendFatal;
-//   - with listen.event-loop, an event loop's goroutine in place of both
-//     loops while the session is in its steady state (until it leaves the
-//     loop, the connection goroutine waits and the backend loop has not
-//     started). When a handler may wait (mayBlock) that goroutine stays
-//     with the session and a new one serves the loop; until the session
-//     is given back, only the goroutine that went with it touches it;
 //   - timers: the token deadline (expire), the idle timer (settle), a
 //     revocation's grace (end);
 //   - Server.Shutdown (drain; end at its deadline), Server.EndStaleSessions
@@ -43,11 +33,8 @@ package pgwire
 //
 // Locks: life.mu guards the lifecycle (settle reads the pending queue's
 // atomics under it; the queue itself has no lock: pending.go); cwMu the
-// client writer; each raw connection's spillMu its spill (taken inside
-// cwMu by a client write). The one other nesting: the transition to
-// ending wakes an event loop under life.mu, taking the loop's mu, which
-// is held for nothing else of the session's. No other lock is held
-// while another is taken; the pool's and views' locks are their own.
+// client writer. No lock is held while another is taken; the pool's and
+// views' locks are their own.
 
 import (
 	"bufio"
@@ -78,11 +65,6 @@ type session struct {
 
 	bc *backendConn
 	br *msgReader // backend loop
-
-	// loop is the session's place on an event loop while it is on one
-	// (set before it is registered, cleared when it leaves; read by the
-	// goroutine that runs the session's handlers).
-	loop *loopSession
 
 	id    *identity.Identity
 	cat   catalogSource
@@ -185,27 +167,15 @@ func (s *session) run() {
 	}
 	stopTimer := s.watchDeadline()
 	s.settle('I', false) // startup's ReadyForQuery went out before the loops began
-	var err error
-	onLoop := false
-	if s.srv.cfg.Listen.EventLoop {
-		// The steady state on an event loop; what follows it, in the
-		// goroutines, from where the loop stopped.
-		err, onLoop = s.relayOnLoop()
-	}
 	go s.backendLoop()
-	switch {
-	case !onLoop || err == nil:
-		err = s.clientLoop()
-	case !errors.Is(err, errTerminate) && !errors.As(err, new(*fatalError)):
-		err = s.backendWriteFailed(err)
-	}
+	err := s.clientLoop()
 	stopTimer()
 	ownEnd := s.life.clientGone() // false: pgranger ended it, its FATAL error said why
 	if !ownEnd {
 		// The FATAL error is written by whoever ended the session
-		// (terminate); the connection must not close before it is. On
-		// an event loop the client loop can get here first: the loop
-		// lets the session go as soon as the session is ending.
+		// (terminate); the connection must not close before it is. The
+		// client loop can get here first: it stops as soon as it sees
+		// the session ending.
 		<-s.life.ended
 	}
 	if ownEnd && err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTerminate) && !errors.Is(err, net.ErrClosed) {

@@ -99,12 +99,7 @@ type Env struct {
 	Catalog *catalog.Snapshot
 	// Refresh reloads the catalog when a name is missing; may be nil.
 	Refresh func(ctx context.Context) (*catalog.Snapshot, error)
-	// Analysing, when set, is called before a statement is parsed and
-	// analysed — a cache miss, which may take milliseconds for a large
-	// statement — so a caller serving many sessions on one goroutine can
-	// hand them to another meanwhile (pgwire's event loop).
-	Analysing func()
-	Now       time.Time
+	Now     time.Time
 	// ParamTypes are the types a client declared for $1…$n (Parse's
 	// parameter OIDs; 0 = let the server infer). They decide how the
 	// backend resolves operators on parameters, so they are part of the
@@ -456,9 +451,6 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 	}()
 	if err := checkComplexity(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth); err != nil {
 		return &Result{Err: err}
-	}
-	if env.Analysing != nil {
-		env.Analysing()
 	}
 	tree, err := pg.Parse(sql)
 	if err != nil {
