@@ -37,7 +37,6 @@ fmt-check:
 vet:
 	@echo "==> go vet ./..."
 	@$(GO) vet ./...
-	@$(GO) -C bench/forwarder vet ./...
 
 unit:
 	@GO=$(GO) scripts/test.sh $$($(GO) list ./... | grep -v /e2e)

@@ -73,6 +73,3 @@ if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
 fi
 
 go mod download
-# bench/forwarder is a module of its own (gnet stays out of pgranger's
-# dependencies); make vet checks it.
-go -C bench/forwarder mod download
