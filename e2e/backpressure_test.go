@@ -35,17 +35,6 @@ import (
 // bigResults: the slow reader's full size (E2E_BIG_RESULTS=1).
 func bigResults() bool { return os.Getenv("E2E_BIG_RESULTS") != "" }
 
-func withEnv(base, extra map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
 // A client that stops reading its large result (200 MB; 2 GB with
 // E2E_BIG_RESULTS=1) after the first rows: the
 // other sessions' point queries through the same proxy go on at normal
@@ -179,31 +168,48 @@ func TestBackpressureLargeResult(t *testing.T) {
 	}
 }
 
-// 1,000 authenticated, idle sessions cost pgranger no CPU: its user and
-// system time over 5 s stays under 50 ms, whatever the relay, and its RSS
-// stays under 150 MB.
+// idleSessions is how many sessions TestBackpressureIdleSessions opens,
+// eight at a time: enough that a race at a session's start which one
+// login in a few hundred met under load (pgwire/backend.go, SyncConn) is
+// met in most runs, few enough for make test (2–4 s to open them on two
+// shared cores; every idle session is the same two parked goroutines, so
+// more of them would show nothing new).
+const idleSessions = 250
+
+// hangAfter is how long a session may take to log in and answer its
+// first statement before the test looks at why it waits.
+const hangAfter = 20 * time.Second
+
+// Authenticated, idle sessions cost pgranger no CPU: its user and system
+// time over 5 s stays under 50 ms, and its RSS under 150 MB. Every session
+// must log in and answer its first statement: one that waits hangAfter is
+// a hang, which fails the test naming it, with what its sockets, the
+// backends and pgranger's goroutines were doing (diagnoseHang).
 func TestBackpressureIdleSessions(t *testing.T) {
 	requireCluster(t)
-	raiseFileLimit(t, 4096)
-	n := 250
+	const n = idleSessions
+	// A socket per session here, two in pgranger (which inherits the
+	// limit), and room for the rest.
+	raiseFileLimit(t, 2*n+512)
 	// A backend connection per session: the pool and client limits above
 	// n (the cluster allows testClusterConnections).
-	p := startProxy(t, proxyOptions{env: withEnv(nil, map[string]string{
+	p := startProxy(t, proxyOptions{env: map[string]string{
 		"PGRANGER_LISTEN__MAX_CLIENTS": strconv.Itoa(n + 50),
 		"PGRANGER_BACKEND__POOL_SIZE":  strconv.Itoa(n + 50),
 		// The default, not the harness's 100 ms: a check of the policy
 		// files every 100 ms is itself a few ms of CPU a second.
 		"PGRANGER_POLICY__FILE__POLL_INTERVAL_MS": "1000",
-	})})
+	}})
 	pid := p.cmd.Process.Pid
 	rss0 := procKB(t, pid, "VmRSS")
 
 	conns := make([]*pgx.Conn, n)
-	var diagOnce sync.Once
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
 	next := make(chan int)
+	watch := newLoginWatch()
+	stopWatch := watch.run(t, p)
 	start := time.Now()
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
@@ -212,26 +218,15 @@ func TestBackpressureIdleSessions(t *testing.T) {
 			for i := range next {
 				// A session that does not open or answer fails the test
 				// (it would otherwise wait for the suite's timeout).
-				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				var local string
-				var lmu sync.Mutex
-				// A session still waiting after 20 s is looked at while
-				// it still waits.
-				watch := time.AfterFunc(20*time.Second, func() {
-					lmu.Lock()
-					at := local
-					lmu.Unlock()
-					diagOnce.Do(func() { diagnoseHang(t, p, fmt.Sprintf("session %d (client %s)", i+1, at)) })
-				})
+				cctx, cancel := context.WithTimeout(context.Background(), hangAfter+10*time.Second)
+				l := watch.begin(i + 1)
 				c, err := pgx.Connect(cctx, p.dsn("bob", "bob"))
 				if err == nil {
-					lmu.Lock()
-					local = c.PgConn().Conn().LocalAddr().String()
-					lmu.Unlock()
+					watch.connected(l, c.PgConn().Conn().LocalAddr().String())
 					var one int
 					err = c.QueryRow(cctx, "SELECT 1").Scan(&one)
 				}
-				watch.Stop()
+				watch.end(l)
 				cancel()
 				mu.Lock()
 				conns[i] = c
@@ -247,6 +242,7 @@ func TestBackpressureIdleSessions(t *testing.T) {
 	}
 	close(next)
 	wg.Wait()
+	stopWatch()
 	defer func() {
 		var wg sync.WaitGroup
 		for _, c := range conns {
@@ -257,6 +253,11 @@ func TestBackpressureIdleSessions(t *testing.T) {
 		}
 		wg.Wait()
 	}()
+	// A hang first: the errors of the sessions after it are its
+	// consequence (the look at it stops pgranger).
+	if r := watch.report(); r != "" {
+		t.Fatal(r)
+	}
 	if firstErr != nil {
 		t.Fatal(firstErr)
 	}
@@ -282,6 +283,107 @@ func TestBackpressureIdleSessions(t *testing.T) {
 			t.Errorf("session %d after idling: %v", i+1, err)
 		}
 	}
+}
+
+// loginWatch follows the sessions being opened. When one has waited
+// hangAfter, it looks at the proxy once, while the session still waits.
+type loginWatch struct {
+	mu      sync.Mutex
+	waiting map[*login]struct{}
+	found   string // the look's report; "" while none was needed
+}
+
+type login struct {
+	session int       // 1-based
+	start   time.Time // when its login began
+	client  string    // its client address once logged in ("": logging in)
+}
+
+func newLoginWatch() *loginWatch { return &loginWatch{waiting: map[*login]struct{}{}} }
+
+func (w *loginWatch) begin(session int) *login {
+	l := &login{session: session, start: time.Now()}
+	w.mu.Lock()
+	w.waiting[l] = struct{}{}
+	w.mu.Unlock()
+	return l
+}
+
+// connected: the login is done; its first statement goes out next.
+func (w *loginWatch) connected(l *login, client string) {
+	w.mu.Lock()
+	l.client = client
+	w.mu.Unlock()
+}
+
+func (w *loginWatch) end(l *login) {
+	w.mu.Lock()
+	delete(w.waiting, l)
+	w.mu.Unlock()
+}
+
+func (w *loginWatch) report() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.found
+}
+
+// run checks the waiting sessions every 100 ms until stop is called.
+func (w *loginWatch) run(t *testing.T, p *proxy) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if w.look(t, p) {
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// look diagnoses the proxy if a session has waited hangAfter; true when
+// it did.
+func (w *loginWatch) look(t *testing.T, p *proxy) bool {
+	now := time.Now()
+	w.mu.Lock()
+	var hung bool
+	var all []login
+	for l := range w.waiting {
+		hung = hung || now.Sub(l.start) >= hangAfter
+		all = append(all, *l)
+	}
+	w.mu.Unlock()
+	if !hung {
+		return false
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].start.Before(all[j].start) })
+	var what strings.Builder
+	var clients []string
+	for _, l := range all {
+		if l.client == "" {
+			fmt.Fprintf(&what, "\n  session %d: waiting %s, not logged in yet", l.session, now.Sub(l.start).Round(time.Millisecond))
+			continue
+		}
+		fmt.Fprintf(&what, "\n  session %d (client %s): waiting %s, logged in, its first statement unanswered", l.session, l.client, now.Sub(l.start).Round(time.Millisecond))
+		clients = append(clients, l.client)
+	}
+	sockets, file := diagnoseHang(t, p, "sessions waiting:"+what.String(), clients)
+	w.mu.Lock()
+	w.found = fmt.Sprintf("a session hung; the sessions waiting when one had waited %s (since its login began):%s\n"+
+		"their sockets, and pgranger's with bytes queued (ss: Recv-Q/Send-Q show who holds the bytes):\n%s\n"+
+		"pg_stat_activity, every socket and pgranger's goroutines (it was stopped with SIGQUIT) in %s",
+		hangAfter, what.String(), sockets, file)
+	w.mu.Unlock()
+	return true
 }
 
 // pointQueries runs perClient point queries on each connection at once
@@ -461,15 +563,42 @@ func raiseFileLimit(t *testing.T, want uint64) {
 	}
 }
 
-// diagnoseHang records what a session that got no answer was waiting for:
-// the backends PostgreSQL has doing something, and a goroutine dump of the
-// proxy (SIGQUIT ends it), in the test log and in a file that survives a
-// CI run's truncated output.
-func diagnoseHang(t *testing.T, p *proxy, what string) {
+// diagnoseHang records what sessions that got no answer were waiting
+// for: every TCP socket (ss), the backends PostgreSQL has doing
+// something, and a goroutine dump of the proxy (SIGQUIT ends it), in a
+// file that survives a CI run's truncated output. It returns the ss lines
+// of the sockets of clients (both ends of each) and the file's name.
+func diagnoseHang(t *testing.T, p *proxy, what string, clients []string) (sockets, file string) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "waiting: %s\n", what)
+	fmt.Fprintf(&b, "%s\n", what)
+	var mine strings.Builder
 	if out, err := exec.Command("ss", "-tnpi", "state", "all").CombinedOutput(); err == nil {
 		fmt.Fprintf(&b, "ss:\n%s\n", out)
+		// ss prints a socket's line, then its details indented. Shown:
+		// both ends of each waiting client's connection, and every
+		// socket of pgranger with bytes queued either way (a backend
+		// connection whose answer nobody reads, one PostgreSQL does not
+		// read) — an idle proxy has none.
+		queued := fmt.Sprintf(`("pgranger",pid=%d,`, p.cmd.Process.Pid)
+		lines := strings.Split(string(out), "\n")
+		for i, line := range lines {
+			f := strings.Fields(line)
+			if len(f) < 5 {
+				continue
+			}
+			show := f[0] != "LISTEN" && strings.Contains(line, queued) && (f[1] != "0" || f[2] != "0")
+			for _, c := range clients {
+				show = show || f[3] == c && f[4] == p.addr || f[3] == p.addr && f[4] == c
+			}
+			if show {
+				mine.WriteString(strings.Join(f, " ") + "\n")
+				if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\t") {
+					mine.WriteString("    " + strings.TrimSpace(lines[i+1]) + "\n")
+				}
+			}
+		}
+	} else {
+		fmt.Fprintf(&b, "ss: %v\n%s\n", err, out)
 	}
 	if c, err := pgx.Connect(ctx(t), cluster.SuperDSN("demo")); err == nil {
 		rows, err := c.Query(ctx(t), `SELECT pid, usename, state, coalesce(wait_event_type,''), coalesce(wait_event,''),
@@ -490,12 +619,12 @@ func diagnoseHang(t *testing.T, p *proxy, what string) {
 	case <-p.exited:
 	case <-time.After(10 * time.Second):
 	}
-	dump := b.String() + "\npgranger log:\n" + p.log()
-	f, err := os.CreateTemp("", "pgranger-hang-*.log")
-	if err == nil {
+	dump := b.String() + "\npgranger log (its goroutines at the end):\n" + p.log()
+	file = "(not written)"
+	if f, err := os.CreateTemp("", "pgranger-hang-*.log"); err == nil {
 		f.WriteString(dump)
 		f.Close()
-		t.Logf("diagnostics in %s", f.Name())
+		file = f.Name()
 	}
-	t.Logf("%s: pgranger stopped with a goroutine dump", what)
+	return mine.String(), file
 }

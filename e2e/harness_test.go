@@ -139,9 +139,10 @@ GRANT ALL ON mallory.loot TO pgranger_svc;
 `
 
 // testClusterConnections is the cluster's max_connections: room for
-// TestBackpressureIdleSessions's 1,000 sessions, each with its own
-// backend connection, beside the demo proxy's pool.
-const testClusterConnections = 1200
+// TestBackpressureIdleSessions's sessions (idleSessions), each with its
+// own backend connection, beside the demo proxy's pool and the parallel
+// tests' proxies.
+const testClusterConnections = 600
 
 // proxy is a running pgranger process.
 type proxy struct {
