@@ -163,11 +163,6 @@ func checkTreeDepth(data []byte, refusal string, lim NestingLimits) *Error {
 	return errorf(CodeStatementTooComplex, "%s: its parse tree is %s levels deep%s; %s", refusal, thousands(p.levels), what, lim.Allowed())
 }
 
-var (
-	parseResultDescriptor = (&pg.ParseResult{}).ProtoReflect().Descriptor()
-	selectStmtDescriptor  = (&pg.SelectStmt{}).ProtoReflect().Descriptor()
-)
-
 // nodeKinds name the constructs a refusal counts along the deepest path.
 var nodeKinds = map[protoreflect.FullName]nestKind{
 	"pg_query.A_Expr": nestOperator, "pg_query.BoolExpr": nestOperator, "pg_query.NullTest": nestOperator,
@@ -181,17 +176,55 @@ var nodeKinds = map[protoreflect.FullName]nestKind{
 	"pg_query.CoalesceExpr": nestGroup, "pg_query.MinMaxExpr": nestGroup, "pg_query.A_Indices": nestGroup,
 }
 
+// msgShape is what treeDepth needs of a message type: the types of its
+// message fields by field number, and what a refusal counts it as.
+type msgShape struct {
+	fields     []*msgShape // nil where the field is not a message
+	kind       int8        // a nestKind, or -1
+	selectStmt bool        // its larg and rarg are set operations
+}
+
+// parseResultShape is the tree's root, with every message type reachable
+// from it, built once.
+var parseResultShape = func() *msgShape {
+	shapes := map[protoreflect.FullName]*msgShape{}
+	var build func(md protoreflect.MessageDescriptor) *msgShape
+	build = func(md protoreflect.MessageDescriptor) *msgShape {
+		if s, ok := shapes[md.FullName()]; ok {
+			return s
+		}
+		s := &msgShape{kind: -1, selectStmt: md.FullName() == "pg_query.SelectStmt"}
+		shapes[md.FullName()] = s
+		if k, ok := nodeKinds[md.FullName()]; ok {
+			s.kind = int8(k)
+		}
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			fd := fields.Get(i)
+			if fd.Kind() != protoreflect.MessageKind {
+				continue
+			}
+			for int(fd.Number()) >= len(s.fields) {
+				s.fields = append(s.fields, nil)
+			}
+			s.fields[fd.Number()] = build(fd.Message())
+		}
+		return s
+	}
+	return build((&pg.ParseResult{}).ProtoReflect().Descriptor())
+}()
+
 // treeDepth measures a serialised ParseResult: its depth in levels (nested
 // messages, which pg_query's C code recurses on one by one) and what its
 // deepest path crosses. It walks the bytes with a stack of its own, so no
 // depth is too much for it.
 func treeDepth(data []byte) (depthPath, error) {
 	type open struct {
-		end  int
-		desc protoreflect.MessageDescriptor
-		kind int8 // a nestKind, or -1
+		end   int
+		shape *msgShape
+		kind  int8 // counted as, or -1
 	}
-	stack := []open{{end: len(data), desc: parseResultDescriptor, kind: -1}}
+	stack := []open{{end: len(data), shape: parseResultShape, kind: -1}}
 	var cur, best depthPath
 	cur.levels, best.levels = 1, 1
 	for i := 0; i < len(data); {
@@ -207,24 +240,23 @@ func treeDepth(data []byte) (depthPath, error) {
 			return best, protowire.ParseError(n)
 		}
 		i += n
-		parent := stack[len(stack)-1].desc
+		parent := stack[len(stack)-1].shape
 		if typ == protowire.BytesType {
 			size, n := protowire.ConsumeVarint(data[i:])
 			if n < 0 || size > uint64(len(data)-i-n) {
 				return best, errors.New("truncated field")
 			}
 			i += n
-			if fd := parent.Fields().ByNumber(num); fd != nil && fd.Kind() == protoreflect.MessageKind {
-				desc := fd.Message()
-				kind := int8(-1)
-				if k, ok := nodeKinds[desc.FullName()]; ok {
-					kind = int8(k)
-					if k == nestQuery && parent == selectStmtDescriptor {
-						kind = int8(nestSetOperation) // larg, rarg
-					}
+			if int(num) < len(parent.fields) && parent.fields[num] != nil {
+				child := parent.fields[num]
+				kind := child.kind
+				if kind == int8(nestQuery) && parent.selectStmt {
+					kind = int8(nestSetOperation) // larg, rarg
+				}
+				if kind >= 0 {
 					cur.n[kind]++
 				}
-				stack = append(stack, open{end: i + int(size), desc: desc, kind: kind})
+				stack = append(stack, open{end: i + int(size), shape: child, kind: kind})
 				cur.levels++
 				if cur.levels > best.levels {
 					best = cur
