@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -607,7 +608,8 @@ func nestingWork(t *testing.T, sql string) (answer string, died bool) {
 }
 
 // FuzzDeepNesting builds statements from random recipes of the nesting
-// constructs (nestShapes), as deep as 100,000 of each, and holds the
+// constructs (nestShapes), as deep as 100,000 of each, or takes SQL text
+// as it is ("sql:…", seeded with the golden cases), and holds the
 // checks to two promises: the scan's estimate is never below the tree's
 // real depth, and whatever the checks accept for a 2 MiB C stack is
 // parsed, deparsed and rewritten by a child process with that stack
@@ -620,9 +622,20 @@ func FuzzDeepNesting(f *testing.F) {
 		"@union union*400", "@cte mix*3 function*100 not*100", "@update values*60"} {
 		f.Add(seed)
 	}
+	// Real statements, which mutations turn into odd ones: the scan's
+	// keywords and separators in every place the grammar allows them.
+	files, _ := filepath.Glob("testdata/rewrite/*.sql")
+	for _, file := range files {
+		for _, c := range parseCases(f, file) {
+			f.Add("sql:" + c.sql)
+		}
+	}
 	lim := limitsFor(2 << 20)
 	f.Fuzz(func(t *testing.T, recipe string) {
-		sql := nestRecipe(recipe)
+		sql, ok := strings.CutPrefix(recipe, "sql:")
+		if !ok {
+			sql = nestRecipe(recipe)
+		}
 		_, refused := parseWithin(sql, noLimit, noLimit, lim)
 		est, err := estimateDepth(sql, noLimit, lim.TextLevels)
 		if err != nil {
