@@ -14,5 +14,12 @@ if [ $status -ne 0 ]; then
   echo "FAIL fuzz FuzzDeepNesting ($time)"
   exit 1
 fi
+# The last progress line: statements run, or how far the replay of the
+# corpus got when the time ran out before fuzzing began.
 execs=$(printf '%s\n' "$out" | grep -o 'execs: [0-9]*' | tail -1 | grep -o '[0-9]*')
-echo "ok   fuzz FuzzDeepNesting ($time, ${execs:-?} statements)"
+if [ -n "$execs" ]; then
+  echo "ok   fuzz FuzzDeepNesting ($time, $execs statements)"
+else
+  baseline=$(printf '%s\n' "$out" | grep -o 'baseline coverage: [0-9]*/[0-9]*' | tail -1 | grep -o '[0-9]*/[0-9]*')
+  echo "ok   fuzz FuzzDeepNesting ($time, corpus replayed ${baseline:-?})"
+fi
