@@ -1,3 +1,5 @@
+//go:build unix
+
 package sqlrewrite
 
 import (
@@ -407,8 +409,8 @@ func runNestingChild(name string, stack int) nestingRun {
 	}
 	switch {
 	case ended:
-	case last == "rewrite" && strings.Contains(stderr.String(), "SIGSEGV"):
-		r.crash = lastRewrite
+	case last == "rewrite" && strings.Contains(stderr.String(), "signal arrived during cgo execution"):
+		r.crash = lastRewrite // a C stack overflow: SIGSEGV (SIGBUS on some systems)
 	case err != nil:
 		tail := stderr.String()
 		if len(tail) > 2000 {
