@@ -1,7 +1,7 @@
 # pgranger — see README.md.
 #   make demo   throwaway PostgreSQL + sample data + pgranger on 127.0.0.1:6432
 #               (PORT=… ADMIN_PORT=… for other ports)
-#   make test   what CI runs: formatting, vet, unit and end-to-end tests
+#   make test   what CI runs: formatting, vet, unit and end-to-end tests, a short fuzz run
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
 
@@ -9,7 +9,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps demo test vet fmt-check unit e2e bench bench-tpch gobench clean
+.PHONY: all build deps demo test vet fmt-check unit e2e fuzz bench bench-tpch gobench clean
 
 all: build
 
@@ -45,12 +45,18 @@ unit:
 e2e:
 	@GO=$(GO) scripts/test.sh ./e2e/...
 
+fuzz:
+	@GO=$(GO) scripts/fuzz.sh
+
 # make test: one line per package as it finishes, the output of failing
 # tests, then every skipped test and why (scripts/test.sh). With CI=true a
-# skipped conformance suite (../shared/ranger absent) fails the run.
+# skipped conformance suite (../shared/ranger absent) fails the run. Then
+# FuzzDeepNesting for FUZZTIME (default 30s; scripts/fuzz.sh).
 test: deps fmt-check vet build
 	@echo "==> go test ./... (a line per package as it finishes)"
 	@GO=$(GO) scripts/test.sh ./...
+	@echo "==> fuzz: statements nested deeply ($${FUZZTIME:-30s})"
+	@GO=$(GO) scripts/fuzz.sh
 
 # make bench: pgbench direct / pgbouncer / pgranger, interleaved, medians
 # and ratios (docs/performance.md); BENCH_FLAGS="-duration 5s -repeat 1" for a quick look.

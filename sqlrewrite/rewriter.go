@@ -19,7 +19,6 @@ package sqlrewrite
 
 import (
 	"context"
-	"errors"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -29,8 +28,6 @@ import (
 
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
-	pg "github.com/pganalyze/pg_query_go/v6"
-	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
@@ -454,20 +451,14 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 			res = &Result{Err: errorf(CodeInsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
 		}
 	}()
-	if err := checkComplexity(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth); err != nil {
-		return &Result{Err: err}
-	}
 	if env.Analysing != nil {
 		env.Analysing()
 	}
-	tree, err := pg.Parse(sql)
-	if err != nil {
-		return &Result{Err: parseError(err)}
+	tree, perr := parse(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth)
+	if perr != nil {
+		return &Result{Err: perr}
 	}
-	res = &Result{SQL: sql}
-	if fp, err := pg.Fingerprint(sql); err == nil {
-		res.Fingerprint = fp
-	}
+	res = &Result{SQL: sql, Fingerprint: fingerprint(sql)}
 	searchPath := sess.SearchPath
 	pathChanged := false
 	prep := &prepOverlay{sess: sess}
@@ -512,20 +503,23 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		res.SearchPath = searchPath
 	}
 	if res.Changed {
-		out, err := pg.Deparse(tree)
-		if err != nil {
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement: %v", err)}
+		out, derr := deparse(tree)
+		if derr != nil {
+			return &Result{Err: derr}
 		}
 		// pg_query's deparser has corner cases whose output does not parse
 		// ((0).f becomes 0.f): what is sent must be SQL the parser accepts.
-		again, err := pg.Parse(out)
-		if err != nil {
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", parseError(err).Message)}
+		again, perr := parse(out, noLimit, noLimit)
+		if perr != nil {
+			if perr.Code == CodeStatementTooComplex {
+				return &Result{Err: perr}
+			}
+			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
 		}
 		// A text that renders differently once parsed again does not mean
 		// what the rewriter built ((0).f became 0.f, read back as "0. AS
 		// f"): refuse it rather than send something else.
-		if twice, err := pg.Deparse(again); err != nil || twice != out {
+		if twice, err := deparse(again); err != nil || twice != out {
 			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}
 		}
 		res.SQL = out
@@ -534,19 +528,6 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		prep.apply()
 	}
 	return res
-}
-
-func parseError(err error) *Error {
-	var pe *pgparser.Error
-	if errors.As(err, &pe) {
-		if strings.Contains(pe.Message, "memory exhausted") || strings.Contains(pe.Message, "stack depth") {
-			return errorf(CodeStatementTooComplex, "statement is too complex to parse: %s", pe.Message)
-		}
-		return &Error{Code: CodeSyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos)}
-	}
-	// Not the grammar's error: the tree was too deep to hand over
-	// ("proto: exceeded maximum recursion depth").
-	return errorf(CodeStatementTooComplex, "statement is too complex to parse: %v", err)
 }
 
 // Stamp is what a Result was decided under besides its text: the

@@ -298,7 +298,7 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 		if t.usable {
 			// The fingerprint ignores constants; the template's own would
 			// count $n as a different shape from the client's literal.
-			if fp, err := pg.Fingerprint(sql); err == nil {
+			if fp := fingerprint(sql); fp != "" {
 				r := *t.res
 				r.Fingerprint = fp
 				t.res = &r

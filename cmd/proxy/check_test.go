@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgranger/pgranger/internal/testpg"
+	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // `pgranger check` offline: the demo configuration and policies, the
@@ -142,5 +143,44 @@ policies = "`+filepath.Join(root, "examples", "policies", "hive.json")+`"
 	code, out, errOut := runCLI("check", "--config", cfg, "--user", "bob", "--search-path", "sales", "SELECT amount FROM orders")
 	if code != 0 || !strings.Contains(out, "    select amount: allowed by policy 1\n") || !strings.Contains(out, "FROM sales.orders WHERE region = 'US'") {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// The statements that crashed pgranger (check among them) are refused
+// with 54001 for a user with no access to anything: by the scan before
+// the parser sees them, by the tree's depth before anything deparses it,
+// or by listen.max-nesting-depth.
+func TestCheckCommandRefusesDeepStatements(t *testing.T) {
+	root := repoRoot(t)
+	cfg := filepath.Join(root, "examples", "pgranger.toml")
+	cat := filepath.Join(root, "examples", "policies", "decisions.yaml")
+	lim := sqlrewrite.CurrentNestingLimits()
+	if lim.TextLevels >= 50000 {
+		t.Skipf("a %d-byte C stack lets the parser have these statements", lim.StackBytes)
+	}
+	rep := strings.Repeat
+	tooDeep := func(what string) string {
+		return "statement is nested too deeply to analyse safely: " + what + "; " + lim.Allowed()
+	}
+	plus := tooDeep("its parse tree is 9,611 levels deep (4,800 operators on one path)")
+	if lim.TextLevels < 9634 {
+		plus = tooDeep("4,800 operators on one path could make its parse tree 9,634 levels deep")
+	}
+	for _, c := range []struct{ name, sql, msg string }{
+		{"4,800 + terms", "SELECT abs(1)" + rep(" + 1", 4800), plus},
+		{"30,000 OPERATOR(+)", "SELECT 1" + rep(" OPERATOR(pg_catalog.+) 1", 30000),
+			tooDeep("30,000 operators on one path could make its parse tree 60,030 levels deep")},
+		{"30,000 CROSS JOINs", "SELECT 1 FROM sales.orders" + rep(" CROSS JOIN sales.orders", 30000),
+			tooDeep("30,000 joins on one path could make its parse tree 60,030 levels deep")},
+		{"50,000 UNION ALL", "SELECT 1" + rep(" UNION ALL SELECT 1", 50000),
+			tooDeep("50,000 UNION, INTERSECT or EXCEPT branches on one path could make its parse tree 50,030 levels deep")},
+		{"2,000 nested CASE", "SELECT " + rep("CASE WHEN true THEN ", 2000) + "1" + rep(" END", 2000),
+			"statement nests parentheses, brackets or CASE expressions more than 1,000 deep (listen.max-nesting-depth)"},
+	} {
+		code, out, errOut := runCLI("check", "--config", cfg, "--catalog", cat, "--user", "mallory", c.sql)
+		want := "result: denied\nERROR 54001: pgranger: " + c.msg + "\n"
+		if code != 1 || !strings.HasSuffix(out, want) {
+			t.Errorf("%s: exit %d, want 1 and output ending %q\n%.2000s%s", c.name, code, want, out, errOut)
+		}
 	}
 }

@@ -223,7 +223,11 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("listen.addr", "err", err)
 		return 1
 	}
-	log.Info("pgranger listening", "addr", ln.Addr().String(), "version", version)
+	// How deeply a statement may nest follows the C stack (ulimit -s):
+	// worth knowing when a deep one is refused with 54001.
+	nesting := sqlrewrite.CurrentNestingLimits()
+	log.Info("pgranger listening", "addr", ln.Addr().String(), "version", version,
+		"parse-tree-levels", nesting.TreeLevels, "c-stack-bytes", nesting.StackBytes)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	var sig os.Signal
