@@ -39,6 +39,12 @@ vet:
 	@$(GO) vet ./...
 	@$(GO) -C bench/forwarder vet ./...
 
+# staticcheck, pinned, from the Go module proxy (built once into Go's cache).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck:
+	@echo "==> staticcheck ./..."
+	@$(GO) run $(STATICCHECK) ./...
+
 unit:
 	@GO=$(GO) scripts/test.sh $$($(GO) list ./... | grep -v /e2e)
 
@@ -52,7 +58,7 @@ fuzz:
 # tests, then every skipped test and why (scripts/test.sh). With CI=true a
 # skipped conformance suite (../shared/ranger absent) fails the run. Then
 # FuzzDeepNesting for FUZZTIME (default 30s; scripts/fuzz.sh).
-test: deps fmt-check vet build
+test: deps fmt-check vet staticcheck build
 	@echo "==> go test ./... (a line per package as it finishes)"
 	@GO=$(GO) scripts/test.sh ./...
 	@echo "==> fuzz: statements nested deeply ($${FUZZTIME:-30s})"

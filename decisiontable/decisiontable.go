@@ -311,7 +311,7 @@ func Load(path string, opts Options) (*Suite, error) {
 		case (c.Resource == nil) == (c.SQL == ""):
 			return nil, fmt.Errorf("%s: give either resource (with access) or sql", c.Name)
 		case c.SQL != "" && s.snap == nil:
-			return nil, fmt.Errorf("%s: a SQL case needs the tables it reads declared under catalog:", c.Name)
+			return nil, fmt.Errorf("%s: a SQL case needs the tables it reads declared under catalog", c.Name)
 		}
 	}
 	return s, nil

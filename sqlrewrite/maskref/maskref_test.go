@@ -3,35 +3,16 @@ package maskref
 import (
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
-// examplesPath finds shared/ranger/mask-examples.json beside the module root
-// (the repository's parent holds shared/).
+// examplesPath is shared/ranger/mask-examples.json beside the repository.
 func examplesPath(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "ranger", "mask-examples.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("skipping: %s not found (it lives in shared/, beside the repository)", p)
-	}
-	return p
+	return testrepo.Shared(t, "ranger", "mask-examples.json")
 }
 
 func TestExamples(t *testing.T) {
