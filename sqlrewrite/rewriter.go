@@ -412,26 +412,33 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	if env.Policy.Unavailable != "" {
 		// Stale or missing policies: nothing cached under a good state may
 		// be served, and nothing decided now may outlive the outage.
-		return rw.rewrite(ctx, env, sess, sql)
+		e := *env
+		return rw.rewrite(ctx, &e, sess, sql)
 	}
 	if r, ok := rw.cache.GetIfPresent(key); ok {
 		return r
 	}
-	if r, ok := rw.rewriteTemplated(ctx, env, sess, sql, key); ok {
+	r, snap, ok := rw.rewriteTemplated(ctx, env, sess, sql, key)
+	if ok {
 		// Kept by its exact text only when the text comes back: with the
 		// simple protocol most texts are new (their constants), and storing
 		// each one costs more than the template lookup it would save.
 		if rw.repeats.seenBefore(key) {
-			key.catalogVersion = env.Catalog.Version
+			key.catalogVersion = snap.Version
 			rw.cache.Set(key, r)
 		}
 		return r
 	}
-	r := rw.rewrite(ctx, env, sess, sql)
+	// The caller's Env is never written: a forced catalog reload during
+	// the analysis (a name not found) moves this copy on to the new
+	// snapshot, for the later statements of the text and the cache key.
+	e := *env
+	e.Catalog = snap
+	r = rw.rewrite(ctx, &e, sess, sql)
 	// A denial caused by a name the catalog did not know is not cached, so a
 	// table created a moment later is found once the catalog reloads.
 	if !r.volatile && (r.Err == nil || r.Err.Code != CodeUndefinedTable) {
-		key.catalogVersion = env.Catalog.Version
+		key.catalogVersion = e.Catalog.Version
 		rw.cache.Set(key, r)
 	}
 	return r
@@ -485,7 +492,7 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		if st.newSearchPath != nil {
 			searchPath, pathChanged = st.newSearchPath, true
 		}
-		env.Catalog = st.snap // a forced reload is visible to later statements
+		env.Catalog = st.snap // a forced reload is visible to later statements (env is Rewrite's own copy)
 		res.Changed = res.Changed || st.changed
 		res.constDependent = res.constDependent || st.constDependent
 	views:
