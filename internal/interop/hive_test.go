@@ -113,7 +113,11 @@ func TestHiveOracleKnownValues(t *testing.T) {
 func TestHiveOracleMaskExamples(t *testing.T) {
 	path := filepath.Join("..", "..", "..", "shared", "ranger", "mask-examples.json")
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("mask examples not found at %s (shared/ranger beside the repository): %v", path, err)
+		msg := "mask examples not found at " + path + " (shared/ranger beside the repository)"
+		if os.Getenv("PGRANGER_NO_RANGER_FIXTURES") == "1" {
+			t.Skip("SKIPPED: " + msg)
+		}
+		t.Fatal(msg + "; set PGRANGER_NO_RANGER_FIXTURES=1 to skip")
 	}
 	examples, err := maskref.ReadExamples(path)
 	if err != nil {
