@@ -4,17 +4,23 @@
 #   make test   what CI runs: formatting, vet, unit and end-to-end tests, a short fuzz run
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
+#   make interop-deps  build the Ranger and Hive oracles the tests compare against (interop/)
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps demo test vet fmt-check unit e2e fuzz bench bench-tpch gobench clean
+.PHONY: all build deps interop-deps demo test vet staticcheck fmt-check unit e2e fuzz bench bench-tpch gobench clean
 
 all: build
 
 deps:
 	@scripts/ensure-deps.sh
+
+# The JVM oracles of internal/interop: Maven offline when ~/.m2 is warm
+# (docs/testing.md, "The reference oracles").
+interop-deps:
+	@scripts/interop-deps.sh
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy
@@ -58,7 +64,7 @@ fuzz:
 # tests, then every skipped test and why (scripts/test.sh). With CI=true a
 # skipped conformance suite (../shared/ranger absent) fails the run. Then
 # FuzzDeepNesting for FUZZTIME (default 30s; scripts/fuzz.sh).
-test: deps fmt-check vet staticcheck build
+test: deps interop-deps fmt-check vet staticcheck build
 	@echo "==> go test ./... (a line per package as it finishes)"
 	@GO=$(GO) scripts/test.sh ./...
 	@echo "==> fuzz: statements nested deeply ($${FUZZTIME:-30s})"
