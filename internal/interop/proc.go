@@ -66,8 +66,11 @@ type proc struct {
 
 // JVM flags for a short-lived oracle: the C1 compiler only and the serial
 // collector start fastest; GraalJS's warning about running without its
-// optimizing compiler is expected here.
-var jvmFlags = []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-Dpolyglot.engine.WarnInterpreterOnly=false"}
+// optimizing compiler is expected here. The JVM's default time zone is
+// UTC whatever the machine's: Ranger reads validity-schedule recurrences
+// and zone-less times of conditions in it, and pgranger in UTC (a
+// schedule without a zone), so answers do not depend on where tests run.
+var jvmFlags = []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m", "-Dpolyglot.engine.WarnInterpreterOnly=false", "-Duser.timezone=UTC"}
 
 func startProc(ctx context.Context, a *Artifact, opts Options) (*proc, error) {
 	opts = opts.withDefaults()

@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 )
 
-// rangerDocument encodes one of pgranger's Ranger documents as Ranger
-// itself writes it: Ranger's model classes are serialised with Jackson's
+// RangerDocument encodes one of pgranger's Ranger documents as Ranger
+// itself writes it (and as tests store them): Ranger's model classes are serialised with Jackson's
 // NON_EMPTY inclusion, so an empty string, a null, an empty list or an
 // empty object is never on the wire. pgranger's Go types write every
 // field; Ranger's reader rejects some of those empties ("" is not an
 // access-type category), and treats others differently from absence. So
 // object members holding them are dropped, at every depth; list elements
 // are kept as they are (a resource value "" stays).
-func rangerDocument(v any) (json.RawMessage, error) {
+func RangerDocument(v any) (json.RawMessage, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package org.pgranger.interop.ranger;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.ranger.plugin.policyengine.RangerAccessRequestImpl;
 import org.apache.ranger.plugin.policyengine.RangerAccessResult;
@@ -21,6 +22,9 @@ import java.util.Properties;
  * <li>{"op":"setPolicies", servicePolicies}: RangerBasePlugin.setPolicies on the loaded plugin
  * (a document with policyDeltas is applied as deltas, as the plugin does)
  * <li>{"op":"access"|"mask"|"rowfilter"|"accessinfo", request fields}: one evaluation
+ * <li>{"op":"batch", "requests":[…]}: several evaluations in one line, answered with
+ * {"results":[…]} in order, each an answer or {"error":…}: a differential run asks
+ * thousands of questions per bundle, and one pipe round trip each would dominate it
  * </ul>
  * See internal/interop in the Go tree for the fields.
  */
@@ -54,6 +58,8 @@ public final class RangerOracle {
                 return Answers.mask(checked(plugin().evalDataMaskPolicies(RequestBuilder.build(req, "select"), null), op));
             case "rowfilter":
                 return Answers.rowFilter(checked(plugin().evalRowFilterPolicies(RequestBuilder.build(req, "select"), null), op));
+            case "batch":
+                return batch(req);
             case "accessinfo": {
                 RangerAccessRequestImpl r = RequestBuilder.build(req, null);
                 return Answers.accessInfo(plugin().getResourceAccessInfo(r));
@@ -61,6 +67,32 @@ public final class RangerOracle {
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
+    }
+
+    private ObjectNode batch(ObjectNode req) {
+        JsonNode list = req.get("requests");
+        if (list == null || !list.isArray()) {
+            throw new IllegalArgumentException("batch needs a list of requests");
+        }
+        ObjectNode out = JsonLines.mapper().createObjectNode();
+        ArrayNode results = out.putArray("results");
+        for (JsonNode one : list) {
+            if (!(one instanceof ObjectNode)) {
+                throw new IllegalArgumentException("a batch holds request objects");
+            }
+            String op = Requests.text(one, "op");
+            if ("load".equals(op) || "setPolicies".equals(op) || "batch".equals(op)) {
+                throw new IllegalArgumentException("a batch holds evaluations only, not " + op);
+            }
+            // An evaluation that fails is that element's error, not the
+            // batch's: the others still answer.
+            try {
+                results.add(handle((ObjectNode) one));
+            } catch (Exception e) {
+                results.add(JsonLines.mapper().createObjectNode().put("error", JsonLines.describe(e)));
+            }
+        }
+        return out;
     }
 
     private ObjectNode load(ObjectNode req) throws Exception {
