@@ -415,12 +415,6 @@ var rangerDivergences = []string{
 	"test_policyengine_hive_mask_filter_with_req_expressions.json | rowfilter | 'select ssn from employee.personal;' for user1 - filterExpr=dept='engg': filterExpr pgranger=\"dept='${{USER.dept}}'\" ranger=\"dept='engg'\"",
 	"test_policyengine_hive_mask_filter_with_req_expressions.json | rowfilter | 'select ssn from employee.personal;' for user2 - filterExpr=dept='r&d': filterExpr pgranger=\"dept='${{USER.dept}}'\" ranger=\"dept='r&d'\"",
 
-	// The decision agrees (allowed); the reported policy differs. Tag policy
-	// 2 allows first, and Ranger goes on to the resource policies of the
-	// same priority, whose allow (101) replaces the tag policy's id in the
-	// result; pgranger keeps the tag policy's id.
-	"test_policyengine_tag_hive.json | access | ALLOW 'desc default.table1;' for hive: policyId pgranger=\"2\" ranger=\"101\"",
-
 	// RangerSimpleMatcher is not in Ranger's jars (see rangerFileMismatches):
 	// Ranger drops the conditions and allows, pgranger evaluates the
 	// condition as the file means it and denies. Without the conditions
