@@ -5,12 +5,14 @@
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
 #   make interop-deps  build the Ranger and Hive oracles the tests compare against (interop/)
+#   make interop  the long differential runs against Ranger 2.6.0 and 2.9.0, random seed
+#                 (printed; SEED=… to reproduce, BUNDLES=… for another size)
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps interop-deps demo test vet staticcheck fmt-check unit e2e fuzz bench bench-tpch gobench clean
+.PHONY: all build deps interop-deps interop demo test vet staticcheck fmt-check unit e2e fuzz bench bench-tpch gobench clean
 
 all: build
 
@@ -21,6 +23,20 @@ deps:
 # (docs/testing.md, "The reference oracles").
 interop-deps:
 	@scripts/interop-deps.sh
+
+# make interop: the decision differential (internal/interop/diffgen) over
+# BUNDLES bundles of 50 requests each with a random seed, against Ranger
+# 2.6.0 and then 2.9.0 (docs/testing.md, "The decision differential").
+SEED    ?= random
+BUNDLES ?= 4000
+interop:
+	@INTEROP_RANGER_VERSIONS="2.6.0 2.9.0" scripts/interop-deps.sh
+	@seed=$(SEED); if [ "$$seed" = random ]; then seed=$$(od -An -N6 -tu8 /dev/urandom | tr -d ' '); fi; \
+	echo "==> decision differential, seed $$seed, $(BUNDLES) bundles (make interop SEED=$$seed reproduces)"; \
+	for v in 2.6.0 2.9.0; do \
+		INTEROP_RANGER_VERSION=$$v PGRANGERTEST_DIFF_SEED=$$seed PGRANGERTEST_DIFF_BUNDLES=$(BUNDLES) \
+			$(GO) test -count=1 -timeout 60m -run 'TestDecisionDifferential' -v ./internal/interop/diffgen || exit 1; \
+	done
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy
