@@ -461,8 +461,10 @@ func maskInteger(maskType string, it maskIntType, v string) string {
 	var body string
 	switch maskType {
 	case MaskTypeMask, MaskTypeDateShowYear:
-		// every digit → 1, sign kept, 0 → 1
-		body = lookup(func(r maskIntRange) int64 { return sign(r, maskOnes(r.digits)) })
+		// every digit → 1, sign kept; 0 has no digit and stays 0, as in
+		// Hive 3.1.3 (later Hive releases give 1)
+		body = "CASE WHEN " + maskOp(v, "=", "0") + " THEN 0 ELSE " +
+			lookup(func(r maskIntRange) int64 { return sign(r, maskOnes(r.digits)) }) + " END"
 	case MaskTypeShowLast4:
 		// keep v % 10^4, higher digits → 1
 		add := lookup(func(r maskIntRange) int64 {

@@ -367,27 +367,6 @@ func applyModel(mt, typ string, v *string) (*string, error) {
 // predict what Hive 3.1.3's UDFs (on Java 17) return, as
 // "udf|apply | mask type | Hive type | value: maskref …, Hive …".
 var maskrefDivergences = []string{
-	// Integer 0: Hive 3.1.3's MaskTransformer loops over the digits of the
-	// value and so turns 0 into 0; maskref gives 1, the number character,
-	// as later Hive releases do, and so does pgranger's SQL, which is
-	// checked against maskref.
-	"udf | MASK | bigint | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK | bigint | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK_DATE_SHOW_YEAR | bigint | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK_DATE_SHOW_YEAR | bigint | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK | int | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK | int | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK_DATE_SHOW_YEAR | int | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK_DATE_SHOW_YEAR | int | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK | smallint | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK | smallint | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK_DATE_SHOW_YEAR | smallint | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK_DATE_SHOW_YEAR | smallint | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK | tinyint | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK | tinyint | \"0\": maskref \"1\", Hive \"0\"",
-	"udf | MASK_DATE_SHOW_YEAR | tinyint | \"0\": maskref \"1\", Hive \"0\"",
-	"apply | MASK_DATE_SHOW_YEAR | tinyint | \"0\": maskref \"1\", Hive \"0\"",
-
 	// Letters that Unicode 14 added (U+2C2F, U+2C5F, U+A7C0, U+A7C1):
 	// Java 17's Character.getType (Unicode 13) has them unassigned, so Hive
 	// keeps them; maskref classifies with Go's Unicode 15 tables and masks

@@ -82,10 +82,12 @@ func TestHiveQOut(t *testing.T) {
 		name      string
 		got, want int64
 	}{
-		{"mask tinyint 0 num 4", MaskInt(0, Tinyint, 4), 4},
-		{"mask smallint 0 num 4", MaskInt(0, Smallint, 4), 4},
-		{"mask int 0 num 4", MaskInt(0, Int, 4), 4},
-		{"mask bigint 0 num 4", MaskInt(0, Bigint, 4), 4},
+		// The q.out of later Hive releases says 4; hive-exec 3.1.3, the
+		// release pgranger follows, keeps 0 (internal/interop's oracle).
+		{"mask tinyint 0 num 4", MaskInt(0, Tinyint, 4), 0},
+		{"mask smallint 0 num 4", MaskInt(0, Smallint, 4), 0},
+		{"mask int 0 num 4", MaskInt(0, Int, 4), 0},
+		{"mask bigint 0 num 4", MaskInt(0, Bigint, 4), 0},
 		{"mask tinyint 123 num 5", MaskInt(123, Tinyint, 5), 43},
 		{"mask smallint 12345 num 5", MaskInt(12345, Smallint, 5), -9981},
 		{"mask int 12345 num 5", MaskInt(12345, Int, 5), 55555},
@@ -155,7 +157,7 @@ func TestExtremes(t *testing.T) {
 		{"mask min16", MaskInt1(math.MinInt16, Smallint), -11111},
 		{"mask max16", MaskInt1(math.MaxInt16, Smallint), 11111},
 		{"mask min8", MaskInt1(math.MinInt8, Tinyint), -111},
-		{"mask 0", MaskInt1(0, Int), 1},
+		{"mask 0", MaskInt1(0, Int), 0},
 		{"mask -1", MaskInt1(-1, Int), -1},
 		{"mask -10", MaskInt1(-10, Int), -11},
 		{"last4 min64", ShowLast4Int(math.MinInt64, Bigint), -1111111111111104192},
