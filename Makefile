@@ -4,7 +4,7 @@
 #   make test   what CI runs: formatting, vet, unit and end-to-end tests, a short fuzz run
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
-#   make interop-deps  build the Ranger and Hive oracles the tests compare against (interop/)
+#   make interop-deps  build the Ranger, Hive and Spark oracles the tests compare against (interop/) and fetch Keycloak
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
