@@ -28,6 +28,8 @@ import java.util.List;
  */
 public final class SparkOracle {
     private static SparkSession spark;
+    private static RangerAuthz authz;
+    private static Governed governed;
 
     public static void main(String[] args) throws Exception {
         spark = SparkSession.builder()
@@ -58,6 +60,15 @@ public final class SparkOracle {
                 return mask(req);
             case "sql":
                 return sql(Requests.requiredText(req, "sql"));
+            case "ranger":
+                return ranger(req);
+            case "catalog":
+                return catalog(req);
+            case "query":
+                if (governed == null) {
+                    throw new IllegalStateException("send ranger and catalog first");
+                }
+                return governed.query(Requests.requiredText(req, "user"), Requests.strings(req, "groups"), Requests.requiredText(req, "sql"));
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -99,6 +110,46 @@ public final class SparkOracle {
         }
         out.put("resultType", resultType);
         return out;
+    }
+
+    /** Starts Ranger's plugin: {"url", "service", "cacheDir"}. */
+    private static JsonNode ranger(ObjectNode req) throws Exception {
+        if (authz != null) {
+            throw new IllegalStateException("the plugin is started already");
+        }
+        authz = RangerAuthz.start(Requests.requiredText(req, "url"), Requests.requiredText(req, "service"),
+                Requests.requiredText(req, "cacheDir"), 60_000);
+        ObjectNode out = JsonLines.mapper().createObjectNode();
+        authz.versions().forEach((k, v) -> out.putPOJO(k, v));
+        return out;
+    }
+
+    /**
+     * Points the JDBC catalog "pg" at PostgreSQL: {"url", "user",
+     * "password", "tables": {"namespace": ["table", …]}}.
+     */
+    private static JsonNode catalog(ObjectNode req) {
+        if (authz == null) {
+            throw new IllegalStateException("send ranger first");
+        }
+        String c = "spark.sql.catalog.pg";
+        spark.conf().set(c, "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog");
+        spark.conf().set(c + ".url", Requests.requiredText(req, "url"));
+        spark.conf().set(c + ".user", Requests.requiredText(req, "user"));
+        spark.conf().set(c + ".password", Requests.requiredText(req, "password"));
+        spark.conf().set(c + ".driver", "org.postgresql.Driver");
+        JsonNode t = req.get("tables");
+        if (t == null || !t.isObject()) {
+            throw new IllegalArgumentException("tables must be an object of namespace to table names");
+        }
+        java.util.Map<String, List<String>> tables = new java.util.LinkedHashMap<>();
+        t.fields().forEachRemaining(e -> {
+            List<String> names = new ArrayList<>();
+            e.getValue().forEach(n -> names.add(n.asText()));
+            tables.put(e.getKey(), names);
+        });
+        governed = new Governed(spark, authz, tables);
+        return JsonLines.mapper().createObjectNode().put("ok", true);
     }
 
     private static JsonNode sql(String query) {
