@@ -5,12 +5,13 @@
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
 #   make interop-deps  build the Ranger, Hive and Spark oracles the tests compare against (interop/) and fetch Keycloak
+#   make interop       only the suites against those real systems (also part of make test)
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps interop-deps demo test vet staticcheck fmt-check unit e2e fuzz bench bench-tpch gobench clean
+.PHONY: all build deps interop-deps interop demo test vet staticcheck fmt-check unit e2e fuzz bench bench-tpch gobench clean
 
 all: build
 
@@ -21,6 +22,13 @@ deps:
 # (docs/testing.md, "The reference oracles").
 interop-deps:
 	@scripts/interop-deps.sh
+
+# make interop: the suites that compare pgranger with the real systems
+# (docs/testing.md, "The reference oracles"): Ranger's engine and Hive's
+# UDFs, Spark with Ranger's plugin over the same tables, Keycloak.
+interop: deps interop-deps
+	@GO=$(GO) scripts/test.sh ./internal/interop ./policy/policytest ./internal/testkeycloak
+	@GO=$(GO) scripts/test.sh -run 'TestSparkParity|TestKeycloak|TestCompose' ./e2e
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy

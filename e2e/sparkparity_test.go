@@ -445,6 +445,7 @@ var (
 // TestSparkParity runs the corpus in Spark and through pgranger in both
 // dialects.
 func TestSparkParity(t *testing.T) {
+	t.Parallel() // its own database, Ranger server and proxies
 	e := startParity(t)
 	t0 := time.Now()
 	// Ranger's plugin permits everything when it holds no policy (Kyuubi
