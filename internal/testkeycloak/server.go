@@ -45,10 +45,10 @@ type Server struct {
 	done          chan struct{}
 	adminPassword string
 
-	mu        sync.Mutex
-	stopped   bool
-	adminTok  string
-	adminExp  time.Time
+	mu         sync.Mutex
+	stopped    bool
+	adminTok   string
+	adminExp   time.Time
 	httpClient *http.Client
 }
 
