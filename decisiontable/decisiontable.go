@@ -300,6 +300,9 @@ func Load(path string, opts Options) (*Suite, error) {
 	default:
 		return nil, fmt.Errorf("options.namespace-mapping %q: want schema or database.schema", o.NamespaceMapping)
 	}
+	if _, err := sqlrewrite.ParseMaskDialect(o.MaskDialect); err != nil {
+		return nil, fmt.Errorf("options.mask-dialect %q: want hive or spark", o.MaskDialect)
+	}
 	if o.Database == "" {
 		o.Database = "postgres"
 	}
