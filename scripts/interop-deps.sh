@@ -6,7 +6,7 @@
 # token tests (internal/testkeycloak): installs a JDK and Maven with
 # apt-get when they are missing, then runs Maven offline when ~/.m2 already
 # holds every artifact and online otherwise. A cold ~/.m2 downloads about
-# 435 MB for the oracles (226 MB of them Spark's) and 165 MB for
+# 405 MB for the oracles (226 MB of them Spark's) and 165 MB for
 # Keycloak; keep ~/.m2 between runs. INTEROP_RANGER_VERSIONS="2.6.0 2.9.0" also builds the
 # oracle against other Ranger releases (default: 2.6.0 only).
 set -euo pipefail
