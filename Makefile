@@ -4,9 +4,9 @@
 #   make test   what CI runs: formatting, vet, unit and end-to-end tests, a short fuzz run
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
-#   make interop-deps  build the Ranger and Hive oracles the tests compare against (interop/)
-#   make interop  the long differential runs against Ranger 2.6.0 and 2.9.0, random seed
-#                 (printed; SEED=… to reproduce, BUNDLES=… for another size)
+#   make interop-deps  build the Ranger, Hive and Spark oracles the tests compare against (interop/) and fetch Keycloak
+#   make interop  the suites against those real systems, and the long differentials against
+#                 Ranger 2.6.0 and 2.9.0 with a random seed (printed; SEED=… to reproduce, BUNDLES=…)
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -24,12 +24,17 @@ deps:
 interop-deps:
 	@scripts/interop-deps.sh
 
-# make interop: the decision differential (internal/interop/diffgen) over
-# BUNDLES bundles of 50 requests each with a random seed, against Ranger
-# 2.6.0 and then 2.9.0 (docs/testing.md, "The decision differential").
+# make interop: the suites that compare pgranger with the real systems
+# (docs/testing.md, "The reference oracles": Ranger's engine and Hive's
+# UDFs, Spark with Ranger's plugin over the same tables, Keycloak), then
+# the decision differential (internal/interop/diffgen) over BUNDLES
+# bundles of 50 requests each with a random seed, against Ranger 2.6.0
+# and then 2.9.0 (docs/testing.md, "The decision differential").
 SEED    ?= random
 BUNDLES ?= 4000
-interop:
+interop: deps interop-deps
+	@GO=$(GO) scripts/test.sh ./internal/interop ./policy/policytest ./internal/testkeycloak
+	@GO=$(GO) scripts/test.sh -run 'TestSparkParity|TestKeycloak|TestCompose' ./e2e
 	@INTEROP_RANGER_VERSIONS="2.6.0 2.9.0" scripts/interop-deps.sh
 	@seed=$(SEED); if [ "$$seed" = random ]; then seed=$$(od -An -N6 -tu8 /dev/urandom | tr -d ' '); fi; \
 	echo "==> decision differential, seed $$seed, $(BUNDLES) bundles (make interop SEED=$$seed reproduces)"; \

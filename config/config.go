@@ -136,9 +136,12 @@ type Policy struct {
 	CacheTTLSecs     int    `toml:"cache-ttl-secs"`
 	MaskPrecedence   string `toml:"mask-precedence"`
 	HashAlgo         string `toml:"hash-algo"`
-	AllowDDL         bool   `toml:"allow-ddl"`
-	DMLRowFilter     string `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
-	RewriteCacheMB   int    `toml:"rewrite-cache-mb"`
+	// MaskDialect is whose mask results pgranger reproduces: "hive"
+	// (HiveServer2's) or "spark" (Spark's under Kyuubi's Ranger plugin).
+	MaskDialect    string `toml:"mask-dialect"`
+	AllowDDL       bool   `toml:"allow-ddl"`
+	DMLRowFilter   string `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
+	RewriteCacheMB int    `toml:"rewrite-cache-mb"`
 	// AllowedSettings are settings sessions may change besides pgranger's
 	// own list (sqlrewrite/settings.go): names, or "<prefix>.*" for an
 	// application's custom placeholders.
@@ -260,6 +263,7 @@ func Default() *Config {
 			CacheTTLSecs:     30,
 			MaskPrecedence:   "tag",
 			HashAlgo:         "sha256",
+			MaskDialect:      "hive",
 			DMLRowFilter:     "deny",
 			RewriteCacheMB:   64,
 			File:             PolicyFile{PollIntervalMS: 1000},
@@ -415,6 +419,11 @@ func (c *Config) Validate() error {
 	case "sha256", "sha512":
 	default:
 		bad("policy.hash-algo", "unknown value %q (want sha256 or sha512)", c.Policy.HashAlgo)
+	}
+	switch c.Policy.MaskDialect {
+	case "hive", "spark":
+	default:
+		bad("policy.mask-dialect", "unknown value %q (want hive or spark)", c.Policy.MaskDialect)
 	}
 	switch c.Policy.DMLRowFilter {
 	case "deny", "apply":

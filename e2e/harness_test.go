@@ -70,6 +70,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer cluster.Stop()
+		defer stopKeycloak()
 		if err := loadDemo(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "loading demo data: %v\n%s\n", err, cluster.Log())
 			return 1

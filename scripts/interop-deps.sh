@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds the reference oracles of internal/interop (interop/: Apache
-# Ranger's policy engine and Apache Hive's mask UDFs, see docs/testing.md,
-# "The reference oracles"): installs a JDK and Maven with apt-get when they
-# are missing, then runs Maven offline when ~/.m2 already holds every
-# artifact and online otherwise. A cold ~/.m2 downloads about 210 MB; keep
-# ~/.m2 between runs. INTEROP_RANGER_VERSIONS="2.6.0 2.9.0" also builds the
+# Ranger's policy engine, Apache Hive's mask UDFs and Spark 3.5 for the
+# masks of Kyuubi's Ranger plugin, see docs/testing.md,
+# "The reference oracles") and fetches Keycloak's distribution for the
+# token tests (internal/testkeycloak): installs a JDK and Maven with
+# apt-get when they are missing, then runs Maven offline when ~/.m2 already
+# holds every artifact and online otherwise. A cold ~/.m2 downloads about
+# 405 MB for the oracles (226 MB of them Spark's) and 165 MB for
+# Keycloak; keep ~/.m2 between runs. INTEROP_RANGER_VERSIONS="2.6.0 2.9.0" also builds the
 # oracle against other Ranger releases (default: 2.6.0 only).
 set -euo pipefail
 cd "$(dirname "$0")/../interop"
@@ -45,4 +48,11 @@ for v in $versions; do
   [ "$v" = 2.6.0 ] && continue
   build -pl ranger-oracle -am "-Dranger.version=$v"
 done
-echo "interop-deps: oracles built in $(( $(date +%s) - start ))s (Ranger ${versions// /, }; hive-exec 3.1.3)"
+# Keycloak for e2e/keycloak_test.go (internal/testkeycloak unpacks it from
+# ~/.m2 into ~/.cache/pgranger-e2e/keycloak on first use): about 165 MB cold.
+keycloak=org.keycloak:keycloak-quarkus-dist:26.5.6:tar.gz
+if ! mvn -B -q -o dependency:get "-Dartifact=$keycloak" -Dtransitive=false >/dev/null 2>&1; then
+  echo "interop-deps: fetching $keycloak from Maven Central"
+  mvn -B -q dependency:get "-Dartifact=$keycloak" -Dtransitive=false
+fi
+echo "interop-deps: oracles built in $(( $(date +%s) - start ))s (Ranger ${versions// /, }; hive-exec 3.1.3; Spark 3.5.7)"

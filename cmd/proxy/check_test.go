@@ -23,7 +23,8 @@ func TestCheckCommandOffline(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"user bob, groups analysts, roles analyst, attributes region=US\n",
+		"user bob, groups analysts, roles analyst, attributes region=US\n" +
+			"mask dialect: hive (HiveServer2's mask results; policy.mask-dialect)\n",
 		"statement 1: SELECT\n  database=sales table=orders\n",
 		"    select id, ssn, email, amount: allowed by policy 1\n",
 		"    mask ssn: MASK_SHOW_LAST_4 (policy 10)\n",
@@ -181,6 +182,28 @@ func TestCheckCommandRefusesDeepStatements(t *testing.T) {
 		want := "result: denied\nERROR 54001: pgranger: " + c.msg + "\n"
 		if code != 1 || !strings.HasSuffix(out, want) {
 			t.Errorf("%s: exit %d, want 1 and output ending %q\n%.2000s%s", c.name, code, want, out, errOut)
+		}
+	}
+}
+
+// policy.mask-dialect = "spark": check says so, and the masks are Spark's
+// under Kyuubi's plugin (a regexp_replace chain, md5, date_trunc).
+func TestCheckCommandSparkDialect(t *testing.T) {
+	root := repoRoot(t)
+	t.Setenv("PGRANGER_POLICY__MASK_DIALECT", "spark")
+	code, out, errOut := runCLI("check", "--config", filepath.Join(root, "examples", "pgranger.toml"),
+		"--catalog", filepath.Join(root, "examples", "policies", "decisions.yaml"), "--user", "bob",
+		"SELECT email, order_date FROM sales.orders")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"mask dialect: spark (Spark's mask results under Kyuubi's Ranger plugin; policy.mask-dialect)\n",
+		`pg_catalog.md5(email::pg_catalog.text) COLLATE pg_catalog."default" AS email`,
+		"pg_catalog.date_trunc('year', order_date::timestamp) AS order_date",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -173,7 +173,7 @@ func serve(args []string, stderr io.Writer) int {
 		MaxStatementBytes: cfg.Listen.MaxStatementBytes,
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
-		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
+		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo, Dialect: cfg.Policy.MaskDialect},
 		DMLRowFilter:      cfg.Policy.DMLRowFilter,
 		AllowDDL:          cfg.Policy.AllowDDL,
 		AllowedSettings:   cfg.Policy.AllowedSettings,

@@ -29,10 +29,12 @@ var ErrMissingTool = errors.New("interop: missing tool")
 // Artifact is a built oracle: its jar, the jars it runs with, and its main
 // class.
 type Artifact struct {
-	Name      string // "ranger-2.6.0", "hive"
+	Name      string // "ranger-2.6.0", "hive", "spark"
 	Jar       string
 	Classpath []string
 	MainClass string
+	// JVMFlags are added to the common ones (Spark's --add-opens).
+	JVMFlags []string
 }
 
 // RangerVersion is the Ranger release to use: $INTEROP_RANGER_VERSION or
@@ -86,6 +88,42 @@ func HiveArtifact(ctx context.Context) (*Artifact, error) {
 	return ensure(ctx, dir, "hive-oracle", target, "hive", "org.pgranger.interop.hive.HiveMaskOracle", nil)
 }
 
+// SparkArtifact builds (when needed) and returns the Spark oracle.
+func SparkArtifact(ctx context.Context) (*Artifact, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	target := filepath.Join(dir, "spark-oracle", "target")
+	a, err := ensure(ctx, dir, "spark-oracle", target, "spark", "org.pgranger.interop.spark.SparkOracle", nil)
+	if err != nil {
+		return nil, err
+	}
+	a.JVMFlags = sparkJVMFlags
+	return a, nil
+}
+
+// sparkJVMFlags: the modules Spark 3.5 reaches into on Java 17 (its
+// launcher's list), and a heap bound for a machine shared with other work.
+var sparkJVMFlags = []string{
+	"-Xmx1g",
+	"--add-opens=java.base/java.lang=ALL-UNNAMED",
+	"--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+	"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+	"--add-opens=java.base/java.io=ALL-UNNAMED",
+	"--add-opens=java.base/java.net=ALL-UNNAMED",
+	"--add-opens=java.base/java.nio=ALL-UNNAMED",
+	"--add-opens=java.base/java.util=ALL-UNNAMED",
+	"--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+	"--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+	"--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+	"--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+	"--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+	"--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+	"--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+	"-Djdk.reflect.useDirectMethodHandle=false",
+}
+
 // JavaPath is the java binary: $JAVA_HOME/bin/java, else java on PATH.
 func JavaPath() (string, error) {
 	if h := os.Getenv("JAVA_HOME"); h != "" {
@@ -135,11 +173,10 @@ func ensure(ctx context.Context, dir, module, target, name, mainClass string, pr
 		return a, nil
 	}
 	args := append([]string{"-B", "-q", "package", "-pl", module, "-am"}, props...)
-	out, err := runMaven(ctx, mvn, dir, append([]string{"-o"}, args...))
-	if err != nil {
+	if _, err := runMaven(ctx, mvn, dir, append([]string{"-o"}, args...)); err != nil {
 		// Offline failed: something is not in ~/.m2 yet. Fetch it.
 		fmt.Fprintf(os.Stderr, "interop: building %s offline failed, fetching from Maven Central (a cold ~/.m2 downloads a few hundred MB)\n", name)
-		if out, err = runMaven(ctx, mvn, dir, args); err != nil {
+		if out, err := runMaven(ctx, mvn, dir, args); err != nil {
 			return nil, fmt.Errorf("interop: mvn %s in %s failed: %w\n%s", strings.Join(args, " "), dir, err, tail(out, 4000))
 		}
 	}

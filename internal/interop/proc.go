@@ -78,7 +78,7 @@ func startProc(ctx context.Context, a *Artifact, opts Options) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append(append([]string{}, jvmFlags...), "-cp", strings.Join(append([]string{a.Jar}, a.Classpath...), ":"), a.MainClass)
+	args := append(append(append([]string{}, jvmFlags...), a.JVMFlags...), "-cp", strings.Join(append([]string{a.Jar}, a.Classpath...), ":"), a.MainClass)
 	cmd := exec.Command(java, args...)
 	p := &proc{name: a.Name, opts: opts, cmd: cmd, lines: make(chan []byte, 1), stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 )
 
 // SkipEnv names the environment variable that lets a developer without
@@ -37,6 +38,19 @@ func HiveForTest(t testing.TB) *Hive {
 	t.Cleanup(func() { h.Close() })
 	t.Logf("Hive oracle hive-exec %s (Java %s) ready in %v", h.Version, h.Java, h.Started)
 	return h
+}
+
+// SparkForTest starts the Spark oracle for t, as RangerForTest.
+func SparkForTest(t testing.TB) *Spark {
+	t.Helper()
+	skipIfAsked(t)
+	s, err := StartSpark(context.Background(), Options{StartTimeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatalf("%v\n(set %s=1 to skip the oracle tests where Java and Maven are knowingly absent)", err, SkipEnv)
+	}
+	t.Cleanup(func() { s.Close() })
+	t.Logf("Spark oracle %s (Java %s) ready in %v", s.Version, s.Java, s.Started)
+	return s
 }
 
 func skipIfAsked(t testing.TB) {
