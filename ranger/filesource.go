@@ -71,6 +71,16 @@ func (f *FileSource) succeededLocked(now time.Time) {
 	f.last.Store(&now)
 }
 
+// Invalidate makes the next Check read the files whatever their size and
+// modification time: a writer (FileStore) that replaced them calls it, since
+// two writes within one tick of the file system's clock can leave both
+// unchanged.
+func (f *FileSource) Invalidate() {
+	f.mu.Lock()
+	f.sig = ""
+	f.mu.Unlock()
+}
+
 // Check looks at the files. It returns a new bundle when they changed and
 // parsed, nil when nothing changed, and an error when they changed but do
 // not parse (or cannot be read).
