@@ -240,3 +240,6 @@ func writeErrorOf(status int, body []byte) *ranger.WriteError {
 	}
 	return we
 }
+
+// ServiceName is the Ranger service the client reads and writes.
+func (c *AdminClient) ServiceName() string { return c.cfg.ServiceName }
