@@ -199,35 +199,13 @@ func (s *Service) plan(req *Request) (plan, *sqlrewrite.Error) {
 	case *pg.Node_SecLabelStmt:
 		label, isNull := labelOf(req.SQL)
 		switch v.SecLabelStmt.Provider {
-		case ProviderMasks:
+		case sqlrewrite.LabelProviderMasks:
 			return st.maskLabel(v.SecLabelStmt, label, isNull)
-		case ProviderTags:
+		case sqlrewrite.LabelProviderTags:
 			return st.tagLabel(v.SecLabelStmt, label, isNull)
 		}
 	}
 	return nil, unsupported("this statement is not an authoring statement pgranger writes to Ranger")
-}
-
-// Security label providers pgranger answers.
-const (
-	ProviderMasks = "pgranger"      // a column's mask policy
-	ProviderTags  = "pgranger_tags" // a column's or table's tags
-)
-
-// IsAuthoring reports whether a parsed statement is one pgranger writes to
-// Ranger (the rewriter asks, so these never reach the backend).
-func IsAuthoring(n *pg.Node) bool {
-	switch v := n.Node.(type) {
-	case *pg.Node_GrantStmt, *pg.Node_CreatePolicyStmt, *pg.Node_AlterPolicyStmt:
-		return true
-	case *pg.Node_RenameStmt:
-		return v.RenameStmt.RenameType == pg.ObjectType_OBJECT_POLICY
-	case *pg.Node_DropStmt:
-		return v.DropStmt.RemoveType == pg.ObjectType_OBJECT_POLICY
-	case *pg.Node_SecLabelStmt:
-		return v.SecLabelStmt.Provider == ProviderMasks || v.SecLabelStmt.Provider == ProviderTags
-	}
-	return false
 }
 
 // statementTag is the command tag of an authoring statement's text.
