@@ -41,6 +41,9 @@ func NewFileSource(paths FilePaths) *FileSource {
 	return &FileSource{paths: paths}
 }
 
+// Paths are the files the source reads.
+func (f *FileSource) Paths() FilePaths { return f.paths }
+
 // Status reports the time of the last successful check (a load, or a check
 // that found the good files unchanged) and the last error ("" if none).
 func (f *FileSource) Status() (time.Time, error) {

@@ -180,7 +180,8 @@ func serve(args []string, stderr io.Writer) int {
 		CacheBytes:        int64(cfg.Policy.RewriteCacheMB) << 20,
 		CacheStats:        true, // pgranger_rewrite_cache_hits_total / _misses_total
 	})
-	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
+	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log,
+		Author: newAuthor(cfg, holder, policies, log)})
 
 	token, err := adminToken(cfg.Admin)
 	if err != nil {
