@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -606,4 +608,72 @@ func TestAuthoringExtendedProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalLines(t, "again", receive(), []string{"BindComplete", "C GRANT", "CloseComplete", "Z I"})
+}
+
+// Policies as code with the built binary: export → edit → diff (exit 1)
+// → sync → diff (exit 0) → sync writes nothing; the proxy enforces what
+// sync wrote.
+func TestPolicyAsCode(t *testing.T) {
+	bothSources(t, func(t *testing.T, e *authorEnv) {
+		dir := t.TempDir()
+		run := func(want int, args ...string) string {
+			t.Helper()
+			cmd := exec.Command(binary, append(args, "--config", filepath.Join(e.p.dir, "pgranger.toml"), "--dir", dir)...)
+			cmd.Env = append(os.Environ(), e.p.cmd.Env[len(os.Environ()):]...)
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != want {
+				t.Fatalf("pgranger %v: exit %d, want %d\n%s%s", args, code, want, out.String(), errOut.String())
+			}
+			return out.String()
+		}
+		run(0, "policy", "export")
+		if out := run(0, "policy", "diff"); !strings.HasSuffix(out, " 0 to create, 0 to update, 10 unchanged, 0 drift\n") && !strings.HasSuffix(out, "\n0 to create, 0 to update, 10 unchanged, 0 drift\n") {
+			t.Fatalf("diff right after export:\n%s", out)
+		}
+		// bob's SSN mask tightened in the directory.
+		file := filepath.Join(dir, "orders-ssn.json")
+		doc, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(file, bytes.Replace(doc, []byte(`"MASK_SHOW_LAST_4"`), []byte(`"MASK_NULL"`), 1), 0o644)
+		out := run(1, "policy", "diff")
+		if !strings.Contains(out, "update    orders ssn: dataMaskPolicyItems\n") || !strings.HasSuffix(out, "0 to create, 1 to update, 9 unchanged, 0 drift\n") {
+			t.Fatalf("diff after the edit:\n%s", out)
+		}
+		if out := run(0, "policy", "sync", "--dry-run"); !strings.Contains(out, "dry run: nothing was written") {
+			t.Errorf("dry run:\n%s", out)
+		}
+		run(1, "policy", "diff")
+		if out := run(0, "policy", "sync"); !strings.Contains(out, "updated   orders ssn\n") || !strings.Contains(out, "1 written to ") {
+			t.Fatalf("sync:\n%s", out)
+		}
+		run(0, "policy", "diff")
+		before := e.sourceState(t)
+		if out := run(0, "policy", "sync"); !strings.Contains(out, "0 written to ") || e.sourceState(t) != before {
+			t.Errorf("a second sync wrote:\n%s", out)
+		}
+		// The proxy enforces it once it refreshes.
+		if code, body := adminGet(t, e.p, "POST", "/refresh"); code != 200 {
+			t.Fatalf("refresh: %d %s", code, body)
+		}
+		bob := connect(t, e.p, "bob")
+		wantSSN(t, bob, "NULL")
+		// A directory with a lint error is not synced.
+		os.WriteFile(filepath.Join(dir, "wide.json"), []byte(`{"name":"public everything","resources":{"database":{"values":["*"]},"table":{"values":["*"]},"column":{"values":["*"]}},
+		  "policyItems":[{"groups":["public"],"accesses":[{"type":"select"}]}]}`), 0o644)
+		run(1, "policy", "sync")
+		if e.sourceState(t) != before {
+			t.Error("a sync refused by lint wrote")
+		}
+	})
 }

@@ -123,7 +123,9 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policystat
 	}
 }
 
-func startRangerSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
+// newAdminClient builds the Ranger Admin client of policy.ranger: the
+// password from the environment or its file (checked now), the URLs, TLS.
+func newAdminClient(cfg *config.Config, log *slog.Logger) (*rangeradmin.AdminClient, error) {
 	rc := cfg.Policy.Ranger
 	password := func() (string, error) { return rc.AdminPassword, nil }
 	if rc.AdminPasswordFile != "" {
@@ -154,6 +156,15 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 	})
 	if err != nil {
 		return nil, fmt.Errorf("policy.ranger: %w", err)
+	}
+	return client, nil
+}
+
+func startRangerSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
+	rc := cfg.Policy.Ranger
+	client, err := newAdminClient(cfg, log)
+	if err != nil {
+		return nil, err
 	}
 	if rc.AcceptInvalidCerts {
 		log.Warn("policy.ranger.accept-invalid-certs = true: the Ranger Admin certificate is NOT verified; anyone on the network path can serve pgranger any policies and read the admin password. Use ca-file instead; never run this in production.")

@@ -86,8 +86,8 @@ func (s *Server) SetUsers(userGroups map[string][]string) error {
 	return err
 }
 
-// Writes counts the requests that reached a write endpoint (any outcome):
-// zero means nothing was sent to Ranger.
+// Writes counts the requests other than GET that reached a write endpoint
+// (any outcome): zero means nothing was sent that could change Ranger.
 func (s *Server) Writes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -124,7 +124,9 @@ func (s *Server) handleWrite(w http.ResponseWriter, r *http.Request) bool {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.writes++
+	if r.Method != http.MethodGet {
+		s.writes++
+	}
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() {
 		s.writeLog = append(s.writeLog, fmt.Sprintf("%s %s %d", r.Method, r.URL.RequestURI(), rec.status))
@@ -480,7 +482,9 @@ func (s *Server) publicAPI(w http.ResponseWriter, r *http.Request, user, rest st
 				vxResponse(w, http.StatusNotFound, fmt.Sprintf("Policy %s does not exist in service %s", name, s.service))
 				return
 			}
-			writeJSON(w, http.StatusOK, p)
+			out := *p
+			out.Service = s.service
+			writeJSON(w, http.StatusOK, out)
 		case name != "" && r.Method == http.MethodPut:
 			s.updatePolicy(w, user, name, body)
 		default:
@@ -507,7 +511,9 @@ func (s *Server) listPolicies(w http.ResponseWriter, q url.Values) {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
 	page := []ranger.RangerPolicy{}
 	for i := start; i < len(ps) && i < start+size; i++ {
-		page = append(page, ps[i])
+		p := ps[i]
+		p.Service = s.service // Ranger's answers always name the service
+		page = append(page, p)
 	}
 	writeJSON(w, http.StatusOK, page)
 }
