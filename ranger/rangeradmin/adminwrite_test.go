@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -165,5 +166,54 @@ func TestTagImportReplacesTheResourceSet(t *testing.T) {
 	var we *ranger.WriteError
 	if err := newClient(t, nil, s.URL()).ImportTags(ctx, ranger.TagPayload(svc, col, nil)); !errors.As(err, &we) || we.Status != 403 {
 		t.Errorf("tags by a non-admin: %v", err)
+	}
+}
+
+// A role created through the public API is in the next roles download,
+// with the version raised; a role named in a grant must exist.
+func TestRolesAndVersionBumpsAreDownloaded(t *testing.T) {
+	s := writeServer(t)
+	s.AddAccount("admin", "admin-pw", true)
+	ctx := context.Background()
+	c := newClient(t, nil, s.URL())
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/service/public/v2/api/roles", strings.NewReader(`{"name":"auditor","users":[{"name":"carol"}]}`))
+	req.SetBasicAuth("admin", "admin-pw")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("create role: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	doc, err := c.Download(ctx, rangeradmin.DocRoles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := doc.(*ranger.RangerRoles); r.RoleVersion != 5 || len(r.RangerRoles) != 2 || r.RangerRoles[1].Name != "auditor" {
+		t.Errorf("roles download: %+v", r)
+	}
+	grant := &ranger.GrantRevokeRequest{Grantor: "alice", Resource: map[string]string{"database": "sales", "table": "orders", "column": "*"},
+		Roles: []string{"auditor"}, AccessTypes: []string{"select"}}
+	if err := c.Grant(ctx, grant); err != nil {
+		t.Fatalf("grant to a role that exists: %v", err)
+	}
+	grant.Roles = []string{"nobody"}
+	var we *ranger.WriteError
+	if err := c.Grant(ctx, grant); !errors.As(err, &we) || we.Message != "Grantee role nobody doesn't exist" {
+		t.Errorf("grant to a role that does not: %v", err)
+	}
+	// The tag import's version bump is what the tag download serves.
+	admin := newClient(t, func(cfg *rangeradmin.AdminClientConfig) {
+		cfg.User, cfg.Password = "admin", func() (string, error) { return "admin-pw", nil }
+	}, s.URL())
+	col := map[string]ranger.RangerPolicyResource{"database": {Values: []string{"sales"}}, "table": {Values: []string{"orders"}}}
+	if err := admin.ImportTags(ctx, ranger.TagPayload(svc, col, []ranger.RangerTag{{Type: "PII"}})); err != nil {
+		t.Fatal(err)
+	}
+	tags, err := c.Download(ctx, rangeradmin.DocTags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := tags.(*ranger.ServiceTags); st.TagVersion != 4 || strings.Join(ranger.TagTypes(st.ResourceTags(col)), ",") != "PII" {
+		t.Errorf("tags download: version %d", st.TagVersion)
 	}
 }
