@@ -539,3 +539,45 @@ func TestAuditOfWhatWasSent(t *testing.T) {
 		t.Errorf("request %+v %v", req, err)
 	}
 }
+
+// lossyStore loses every policy write while answering it succeeded: what
+// another writer replacing the policy right after looks like.
+type lossyStore struct{ Store }
+
+func (lossyStore) Create(context.Context, *ranger.RangerPolicy) error         { return nil }
+func (lossyStore) Update(context.Context, string, *ranger.RangerPolicy) error { return nil }
+
+// The error paths of a write, each with its SQLSTATE and message.
+func TestWriteErrors(t *testing.T) {
+	both(t, func(t *testing.T, e *env) {
+		// A write that is gone when read back: 40001.
+		lossy := New(Config{Store: lossyStore{e.store}, InForce: e.inForce, Reload: e.reload})
+		r := lossy.Run(context.Background(), &Request{SQL: "CREATE POLICY p ON sales.orders USING (true)",
+			Subject: &policy.Subject{User: "alice", Groups: []string{"admins"}}})
+		wantErr(t, r, "40001", `pgranger: could not serialize access due to concurrent update: policy "p" is not in the row-filter policy of sales.orders after the write`)
+		// The name pgranger gives a new row-filter policy is taken: Ranger's 3006, 42710.
+		wantOK(t, e.run("alice", `SECURITY LABEL FOR pgranger ON COLUMN sales.customers.name IS 'MASK'`))
+		sp := e.policies(t)
+		taken := *maskPolicy(sp, "sales", "customers", "name")
+		taken.Name = "sales.customers row filter"
+		taken.Resources = map[string]ranger.RangerPolicyResource{"database": {Values: []string{"x"}}, "table": {Values: []string{"y"}}, "column": {Values: []string{"z"}}}
+		if err := e.store.Update(context.Background(), "sales.customers.name mask", &taken); err != nil {
+			t.Fatal(err)
+		}
+		r = e.run("alice", "CREATE POLICY p ON sales.customers USING (true)")
+		if r.Err == nil || r.Err.Code != "42710" || !strings.HasPrefix(r.Err.Message, `pgranger: Ranger Admin refused CREATE POLICY p on sales.customers for user "alice": (0) Validation failure: error code[3006], reason[Another policy already exists for this name: policy-name=[sales.customers row filter]`) {
+			t.Errorf("name taken: %v", r.Err)
+		}
+	})
+	// Tags without a tag file: 58030.
+	e := newFileEnv(t)
+	files := ranger.NewFileStore(ranger.FilePaths{Policies: e.store.(FileStore).Files.Paths().Policies})
+	noTags := New(Config{Store: FileStore{Files: files}, InForce: e.inForce, Reload: e.reload})
+	r := noTags.Run(context.Background(), &Request{SQL: "SECURITY LABEL FOR pgranger_tags ON TABLE sales.orders IS 'PII'",
+		Subject: &policy.Subject{User: "root", Groups: []string{"dba"}}})
+	wantErr(t, r, "58030", `pgranger: SECURITY LABEL (tags) on sales.orders for user "root" was not written: policy.file.tags is not set: there is no tag file to write tags to`)
+	// Ranger's other validation failures: 22023 with its message.
+	re := newRangerEnv(t)
+	r = re.run("alice", `CREATE POLICY p ON sales.orders TO "user:mallory" USING (true)`)
+	wantErr(t, r, "22023", `pgranger: Ranger Admin refused CREATE POLICY p on sales.orders for user "alice": Operation denied. User name: mallory specified in policy does not exist in ranger admin.`)
+}

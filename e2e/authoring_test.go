@@ -582,6 +582,14 @@ func TestAuthoringExtendedProtocol(t *testing.T) {
 		"ParseComplete", "ParameterDescription", "NoData", "Z I",
 		"BindComplete", "NoData", "C GRANT", "Z I"})
 
+	// A name that is taken, as PostgreSQL answers it.
+	fe.SendParse(&pgproto3.Parse{Name: "g", Query: grant})
+	fe.SendSync(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	equalLines(t, "a taken name", receive(), []string{`E 42P05 pgranger: prepared statement "g" already exists`, "Z I"})
+
 	// After a forwarded statement without its Sync: a pipeline.
 	fe.SendParse(&pgproto3.Parse{Query: "SELECT 1"})
 	fe.SendBind(&pgproto3.Bind{})

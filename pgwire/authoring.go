@@ -193,7 +193,11 @@ func (s *session) authorParse(msg *pgproto3.Parse, res *sqlrewrite.Result) error
 		e = &sqlrewrite.Error{Code: "42P05", Message: fmt.Sprintf("pgranger: prepared statement %q already exists", msg.Name)}
 	}
 	if e != nil {
-		delete(s.stmts, msg.Name)
+		if msg.Name == "" {
+			// PostgreSQL drops the unnamed statement when a Parse begins,
+			// whether or not it succeeds; a named one that exists stays.
+			delete(s.stmts, "")
+		}
 		s.auditAuthor(res, &AuthorResult{Tag: res.Authoring, Err: e})
 		return s.refuseAuthoring('P', msg.Name, e)
 	}
