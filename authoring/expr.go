@@ -508,9 +508,9 @@ func (p *exprPrinter) caseExpr(c *pg.CaseExpr) *sqlrewrite.Error {
 const customPlaceholder = "pgranger_col_placeholder"
 
 // portableCustom checks and prints a CUSTOM mask expression with {col}.
-func portableCustom(text string, columns map[string]bool, column string) (string, *sqlrewrite.Error) {
+func (st *stmtContext) portableCustom(text string, columns map[string]bool, column string) (string, *sqlrewrite.Error) {
 	sql := "SELECT " + strings.ReplaceAll(text, "{col}", customPlaceholder)
-	tree, err := pg.Parse(sql)
+	tree, err := sqlrewrite.Parse(sql, st.svc.cfg.MaxStatementBytes, st.svc.cfg.MaxNestingDepth)
 	if err != nil || len(tree.Stmts) != 1 {
 		return "", errorf(CodeSyntaxError, "the CUSTOM mask expression %q does not parse as one SQL expression", text)
 	}

@@ -104,7 +104,7 @@ func (st *stmtContext) maskLabel(s *pg.SecLabelStmt, label string, isNull bool) 
 	}
 	for i := range items {
 		if items[i].maskType == ranger.MaskTypeCustom {
-			if items[i].expr, err = portableCustom(items[i].expr, cols, schema+"."+table); err != nil {
+			if items[i].expr, err = st.portableCustom(items[i].expr, cols, schema+"."+table); err != nil {
 				return nil, err
 			}
 		}

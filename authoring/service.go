@@ -34,8 +34,12 @@ type Config struct {
 	// StaticUsers are the configuration's static users, known principals
 	// besides Ranger's user store.
 	StaticUsers []KnownPrincipal
-	Log         *slog.Logger
-	Now         func() time.Time
+	// MaxStatementBytes and MaxNestingDepth bound the statements parsed
+	// (listen.max-statement-bytes, listen.max-nesting-depth), as for every
+	// statement (sqlrewrite.Parse).
+	MaxStatementBytes, MaxNestingDepth int
+	Log                                *slog.Logger
+	Now                                func() time.Time
 }
 
 // Service runs authoring statements; it is safe for concurrent use by
@@ -57,6 +61,12 @@ func New(cfg Config) *Service {
 	}
 	if cfg.NamespaceMapping == "" {
 		cfg.NamespaceMapping = "schema"
+	}
+	if cfg.MaxStatementBytes <= 0 {
+		cfg.MaxStatementBytes = 1 << 20
+	}
+	if cfg.MaxNestingDepth <= 0 {
+		cfg.MaxNestingDepth = 1000
 	}
 	return &Service{cfg: cfg}
 }
@@ -141,11 +151,11 @@ func (x *exec) reload(ctx context.Context) {
 
 // Run executes one authoring statement for a session.
 func (s *Service) Run(ctx context.Context, req *Request) *Result {
-	res := &Result{Tag: statementTag(req.SQL)}
+	res := &Result{Tag: "AUTHORING"}
 	log := &sentLog{}
 	ctx = withSentLog(ctx, log)
 	defer func() { res.Sent = log.list() }()
-	p, err := s.plan(req)
+	p, err := s.plan(req, res)
 	if p != nil {
 		p.audit(res)
 	}
@@ -171,15 +181,17 @@ func (s *Service) Run(ctx context.Context, req *Request) *Result {
 	return res
 }
 
-// plan parses the statement and maps it to Ranger.
-func (s *Service) plan(req *Request) (plan, *sqlrewrite.Error) {
-	tree, err := pg.Parse(req.SQL)
+// plan parses the statement, sets the result's command tag, and maps the
+// statement to Ranger.
+func (s *Service) plan(req *Request, res *Result) (plan, *sqlrewrite.Error) {
+	tree, err := sqlrewrite.Parse(req.SQL, s.cfg.MaxStatementBytes, s.cfg.MaxNestingDepth)
 	if err != nil {
-		return nil, errorf(CodeSyntaxError, "%v", err)
+		return nil, err
 	}
 	if len(tree.Stmts) != 1 {
 		return nil, unsupported("an authoring statement must be sent on its own, not with other statements")
 	}
+	res.Tag = statementTag(tree.Stmts[0].Stmt)
 	st := &stmtContext{svc: s, req: req, sql: req.SQL}
 	switch v := tree.Stmts[0].Stmt.Node.(type) {
 	case *pg.Node_GrantStmt:
@@ -197,7 +209,11 @@ func (s *Service) plan(req *Request) (plan, *sqlrewrite.Error) {
 			return st.dropPolicy(v.DropStmt)
 		}
 	case *pg.Node_SecLabelStmt:
-		label, isNull := labelOf(req.SQL)
+		isNull, err := sqlrewrite.LabelIsNull(req.SQL, s.cfg.MaxStatementBytes, s.cfg.MaxNestingDepth)
+		if err != nil {
+			return nil, err
+		}
+		label := v.SecLabelStmt.Label
 		switch v.SecLabelStmt.Provider {
 		case sqlrewrite.LabelProviderMasks:
 			return st.maskLabel(v.SecLabelStmt, label, isNull)
@@ -208,13 +224,9 @@ func (s *Service) plan(req *Request) (plan, *sqlrewrite.Error) {
 	return nil, unsupported("this statement is not an authoring statement pgranger writes to Ranger")
 }
 
-// statementTag is the command tag of an authoring statement's text.
-func statementTag(sql string) string {
-	tree, err := pg.Parse(sql)
-	if err != nil || len(tree.Stmts) == 0 {
-		return "AUTHORING"
-	}
-	switch v := tree.Stmts[0].Stmt.Node.(type) {
+// statementTag is the command tag of an authoring statement.
+func statementTag(n *pg.Node) string {
+	switch v := n.Node.(type) {
 	case *pg.Node_GrantStmt:
 		if v.GrantStmt.IsGrant {
 			return "GRANT"
@@ -230,21 +242,6 @@ func statementTag(sql string) string {
 		return "SECURITY LABEL"
 	}
 	return "AUTHORING"
-}
-
-// labelOf returns the label of a SECURITY LABEL statement and whether it
-// is NULL: the Go parse tree gives "" for both IS NULL and IS ”; its JSON
-// leaves the key out for NULL.
-func labelOf(sql string) (string, bool) {
-	js, err := pg.ParseToJSON(sql)
-	if err != nil {
-		return "", false
-	}
-	tree, err := pg.Parse(sql)
-	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSecLabelStmt() == nil {
-		return "", false
-	}
-	return tree.Stmts[0].Stmt.GetSecLabelStmt().Label, !strings.Contains(js, `"label":`)
 }
 
 // stmtContext is what plan builders share.

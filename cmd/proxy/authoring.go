@@ -25,12 +25,14 @@ func newAuthor(cfg *config.Config, holder *policystate.Holder, src *policySource
 	log.Info("authoring is on: GRANT, REVOKE, CREATE/ALTER/DROP POLICY and SECURITY LABEL FOR pgranger are written to the policy source",
 		"source", src.kind)
 	return authorAdapter{svc: authoring.New(authoring.Config{
-		Store:            src.store,
-		InForce:          holder.InForce,
-		Reload:           src.reload,
-		NamespaceMapping: cfg.Policy.NamespaceMapping,
-		StaticUsers:      static,
-		Log:              log,
+		Store:             src.store,
+		InForce:           holder.InForce,
+		Reload:            src.reload,
+		NamespaceMapping:  cfg.Policy.NamespaceMapping,
+		StaticUsers:       static,
+		MaxStatementBytes: cfg.Listen.MaxStatementBytes,
+		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
+		Log:               log,
 	})}
 }
 
