@@ -23,14 +23,15 @@ import (
 
 // Config is the whole configuration.
 type Config struct {
-	Listen   Listen   `toml:"listen"`
-	Backend  Backend  `toml:"backend"`
-	Catalog  Catalog  `toml:"catalog"`
-	Identity Identity `toml:"identity"`
-	Policy   Policy   `toml:"policy"`
-	Audit    Audit    `toml:"audit"`
-	Admin    Admin    `toml:"admin"`
-	Log      Log      `toml:"log"`
+	Listen    Listen    `toml:"listen"`
+	Backend   Backend   `toml:"backend"`
+	Catalog   Catalog   `toml:"catalog"`
+	Identity  Identity  `toml:"identity"`
+	Policy    Policy    `toml:"policy"`
+	Authoring Authoring `toml:"authoring"`
+	Audit     Audit     `toml:"audit"`
+	Admin     Admin     `toml:"admin"`
+	Log       Log       `toml:"log"`
 
 	// Path is the file the config was read from ("" when built in code).
 	Path string `toml:"-"`
@@ -199,6 +200,15 @@ func (r PolicyRanger) PollInterval() time.Duration {
 		return time.Duration(r.PollIntervalMS) * time.Millisecond
 	}
 	return time.Duration(r.PollIntervalSecs) * time.Second
+}
+
+// Authoring controls the statements that change policies (GRANT,
+// REVOKE, CREATE/ALTER/DROP POLICY, SECURITY LABEL FOR pgranger and
+// pgranger_tags; docs/authoring.md).
+type Authoring struct {
+	// Enabled writes them to where the policies come from (Ranger Admin,
+	// or the policy and tag files); off, they are refused (42501).
+	Enabled bool `toml:"enabled"`
 }
 
 // Audit is where audit records go.

@@ -85,6 +85,27 @@ func parse(sql string, maxBytes, maxNesting int) (*pg.ParseResult, *Error) {
 	return parseWithin(sql, maxBytes, maxNesting, limits)
 }
 
+// Parse is parse for the packages that read statements besides the
+// rewriter (authoring): the same limits on the text's size and nesting
+// and on the tree's depth, the same errors.
+func Parse(sql string, maxBytes, maxNesting int) (*pg.ParseResult, *Error) {
+	return parse(sql, maxBytes, maxNesting)
+}
+
+// LabelIsNull reports whether a SECURITY LABEL statement, which parse
+// accepted, says IS NULL: the Go tree gives "" for IS NULL and for an empty
+// label alike, pg_query's JSON leaves the label out for NULL.
+func LabelIsNull(sql string, maxBytes, maxNesting int) (bool, *Error) {
+	if _, err := parse(sql, maxBytes, maxNesting); err != nil {
+		return false, err
+	}
+	js, err := pg.ParseToJSON(sql)
+	if err != nil {
+		return false, parseError(err)
+	}
+	return !strings.Contains(js, `"label":`), nil
+}
+
 func parseWithin(sql string, maxBytes, maxNesting int, lim NestingLimits) (*pg.ParseResult, *Error) {
 	if err := checkComplexity(sql, maxBytes, maxNesting, lim); err != nil {
 		return nil, err

@@ -181,6 +181,12 @@ type Result struct {
 	// Views must exist on the backend session before SQL is sent: the
 	// security-barrier views of row-filtered relations (see View).
 	Views []View
+	// Authoring is the command tag (GRANT, REVOKE, CREATE POLICY, …) of a
+	// text that is exactly one authoring statement (authoring.go). Err
+	// then refuses it; a caller that writes such statements to Ranger
+	// (pgwire with authoring.enabled) answers it instead, and nothing of
+	// it reaches the backend either way.
+	Authoring string
 
 	// volatile: the result depends on, or changes, the session's SQL
 	// prepared statements (prepare.go), so it is never cached.
@@ -466,6 +472,9 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		return &Result{Err: perr}
 	}
 	res = &Result{SQL: sql, Fingerprint: fingerprint(sql)}
+	if kind, err, info := authoringText(tree, sess.Subject.User); err != nil {
+		return &Result{Err: err, Authoring: kind, Statements: []StatementInfo{info}, Fingerprint: res.Fingerprint}
+	}
 	searchPath := sess.SearchPath
 	pathChanged := false
 	prep := &prepOverlay{sess: sess}

@@ -6,6 +6,7 @@
 //	pgranger test [-v] [--config FILE] FILE...
 //	pgranger lint [--strict] POLICIES.json
 //	pgranger masks --stored-ddl --config FILE [--database D] [--catalog FILE]
+//	pgranger policy export|diff|sync --config FILE --dir DIR [--dry-run] [--prune]
 //	pgranger healthcheck [--url URL]
 //	pgranger version
 package main
@@ -55,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return testCommand(args[1:], stdout, stderr)
 	case "lint":
 		return lintCommand(args[1:], stdout, stderr)
+	case "policy":
+		return policyCommand(args[1:], stdout, stderr)
 	case "masks":
 		return masksCommand(args[1:], stdout, stderr)
 	case "healthcheck":
@@ -84,6 +87,10 @@ Usage:
   pgranger lint [--strict] POLICIES.json    report risky or broken policies: errors (public on wildcards, undeclared mask types) exit 1; warnings (no owner label, …) only with --strict
   pgranger masks --stored-ddl --config FILE [--database D] [--catalog FILE]
                                  print ALTER TABLE statements adding stored columns for the policies' masks
+  pgranger policy export|diff|sync --config FILE --dir DIR [--dry-run] [--prune]
+                                 policies as code: one JSON file per policy; diff exits 1 when not in step;
+                                 sync writes creates and updates (labelled managed-by:pgranger), --prune deletes
+                                 drifted ones it manages
   pgranger healthcheck [--url URL]
                                  exit 0 when the admin endpoint's /readyz answers 200 (container health checks)
   pgranger version               print the version
@@ -180,7 +187,8 @@ func serve(args []string, stderr io.Writer) int {
 		CacheBytes:        int64(cfg.Policy.RewriteCacheMB) << 20,
 		CacheStats:        true, // pgranger_rewrite_cache_hits_total / _misses_total
 	})
-	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
+	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log,
+		Author: newAuthor(cfg, holder, policies, log)})
 
 	token, err := adminToken(cfg.Admin)
 	if err != nil {

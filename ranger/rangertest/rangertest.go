@@ -19,6 +19,11 @@
 //   - the plain (unauthenticated) paths answer 400, as Ranger 2.9+ does when
 //     unauthenticated download is not enabled.
 //
+// It also answers the write APIs HiveServer2 and policy-as-code tools use
+// (writes.go): grant and revoke, the public v2 policy API, the tag import
+// and role creation, with Ranger's checks, and bumps the version of what
+// they change.
+//
 // Tests can make it fail (any status and body), hang, answer garbage, lose
 // the service, stop listening and come back on the same address, and bump
 // document versions. It counts requests and remembers their parameters. It
@@ -39,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
@@ -65,11 +71,19 @@ type Server struct {
 	counts        map[rangeradmin.Document]int
 	queries       map[rangeradmin.Document]url.Values
 	users         map[rangeradmin.Document]string
+
+	// The write side (writes.go).
+	grantRevokeUsers []string // policy.grantrevoke.auth.users
+	serviceAdmins    []string // service.admin.users
+	writes           int
+	writeLog         []string
+	pageRequests     int
 }
 
 type document struct {
 	body    []byte
 	version int64
+	parsed  *ranger.ServicePolicies // policies only: the body parsed (writes.go)
 }
 
 type fault struct {
@@ -407,6 +421,9 @@ func (s *Server) AllowUnauthenticatedDownload(on bool) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if s.handleWrite(w, r) {
+		return
+	}
 	var doc rangeradmin.Document
 	var service string
 	for _, d := range rangeradmin.AllDocuments {
