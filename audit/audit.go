@@ -61,6 +61,11 @@ type Record struct {
 	RowsAffected *int64   `json:"rowsAffected,omitempty"`
 	DurationMs   *float64 `json:"durationMs,omitempty"`
 	Failed       bool     `json:"failed,omitempty"`
+	// Sent lists, for an authoring statement (GRANT, CREATE POLICY,
+	// SECURITY LABEL FOR pgranger, …), the requests it sent to Ranger
+	// Admin with their status, or the changes it made to the policy and
+	// tag files; empty when it was refused before anything was sent.
+	Sent []string `json:"sent,omitempty"`
 }
 
 // Logger writes records as JSON lines.

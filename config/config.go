@@ -23,14 +23,15 @@ import (
 
 // Config is the whole configuration.
 type Config struct {
-	Listen   Listen   `toml:"listen"`
-	Backend  Backend  `toml:"backend"`
-	Catalog  Catalog  `toml:"catalog"`
-	Identity Identity `toml:"identity"`
-	Policy   Policy   `toml:"policy"`
-	Audit    Audit    `toml:"audit"`
-	Admin    Admin    `toml:"admin"`
-	Log      Log      `toml:"log"`
+	Listen    Listen    `toml:"listen"`
+	Backend   Backend   `toml:"backend"`
+	Catalog   Catalog   `toml:"catalog"`
+	Identity  Identity  `toml:"identity"`
+	Policy    Policy    `toml:"policy"`
+	Authoring Authoring `toml:"authoring"`
+	Audit     Audit     `toml:"audit"`
+	Admin     Admin     `toml:"admin"`
+	Log       Log       `toml:"log"`
 
 	// Path is the file the config was read from ("" when built in code).
 	Path string `toml:"-"`
@@ -128,9 +129,12 @@ type Policy struct {
 	CacheTTLSecs     int    `toml:"cache-ttl-secs"`
 	MaskPrecedence   string `toml:"mask-precedence"`
 	HashAlgo         string `toml:"hash-algo"`
-	AllowDDL         bool   `toml:"allow-ddl"`
-	DMLRowFilter     string `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
-	RewriteCacheMB   int    `toml:"rewrite-cache-mb"`
+	// MaskDialect is whose mask results pgranger reproduces: "hive"
+	// (HiveServer2's) or "spark" (Spark's under Kyuubi's Ranger plugin).
+	MaskDialect    string `toml:"mask-dialect"`
+	AllowDDL       bool   `toml:"allow-ddl"`
+	DMLRowFilter   string `toml:"dml-row-filter"` // writes to filtered/masked tables: "deny" (Hive's default) or "apply"
+	RewriteCacheMB int    `toml:"rewrite-cache-mb"`
 	// AllowedSettings are settings sessions may change besides pgranger's
 	// own list (sqlrewrite/settings.go): names, or "<prefix>.*" for an
 	// application's custom placeholders.
@@ -188,6 +192,15 @@ func (r PolicyRanger) PollInterval() time.Duration {
 		return time.Duration(r.PollIntervalMS) * time.Millisecond
 	}
 	return time.Duration(r.PollIntervalSecs) * time.Second
+}
+
+// Authoring controls the statements that change policies (GRANT,
+// REVOKE, CREATE/ALTER/DROP POLICY, SECURITY LABEL FOR pgranger and
+// pgranger_tags; docs/authoring.md).
+type Authoring struct {
+	// Enabled writes them to where the policies come from (Ranger Admin,
+	// or the policy and tag files); off, they are refused (42501).
+	Enabled bool `toml:"enabled"`
 }
 
 // Audit is where audit records go.
@@ -251,6 +264,7 @@ func Default() *Config {
 			CacheTTLSecs:     30,
 			MaskPrecedence:   "tag",
 			HashAlgo:         "sha256",
+			MaskDialect:      "hive",
 			DMLRowFilter:     "deny",
 			RewriteCacheMB:   64,
 			File:             PolicyFile{PollIntervalMS: 1000},
@@ -403,6 +417,11 @@ func (c *Config) Validate() error {
 	case "sha256", "sha512":
 	default:
 		bad("policy.hash-algo", "unknown value %q (want sha256 or sha512)", c.Policy.HashAlgo)
+	}
+	switch c.Policy.MaskDialect {
+	case "hive", "spark":
+	default:
+		bad("policy.mask-dialect", "unknown value %q (want hive or spark)", c.Policy.MaskDialect)
 	}
 	switch c.Policy.DMLRowFilter {
 	case "deny", "apply":

@@ -66,6 +66,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{minimal, "PGRANGER_LISTEN__NO_SUCH=1", "listen.no-such: no such key"},
 		{minimal, "PGRANGER_LISTEN__SHUTDOWN_TIMEOUT_SECS=-1", "listen.shutdown-timeout-secs: must be 0"},
 		{minimal + "\n[policy]\nmask-precedence = \"random\"\n", "", "policy.mask-precedence:"},
+		{minimal + "\n[policy]\nmask-dialect = \"trino\"\n", "", "policy.mask-dialect: unknown value \"trino\" (want hive or spark)"},
 		{minimal + "\n[policy]\nnamespace-mapping = \"flat\"\n", "", "policy.namespace-mapping:"},
 		{minimal + "\n[listen]\ntypo-key = 1\n", "", "unknown key listen.typo-key"},
 		{"[policy.file]\npolicies = \"x\"\n", "", "identity.users:"},

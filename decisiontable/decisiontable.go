@@ -39,6 +39,7 @@ type decisionFile struct {
 		NamespaceMapping string   `yaml:"namespace-mapping"` // "schema" (default) or "database.schema"
 		MaskPrecedence   string   `yaml:"mask-precedence"`   // "tag" (default) or "resource"
 		HashAlgo         string   `yaml:"hash-algo"`         // "sha256" (default) or "sha512"
+		MaskDialect      string   `yaml:"mask-dialect"`      // "hive" (default) or "spark"
 		Database         string   `yaml:"database"`          // PostgreSQL database of SQL cases (default "postgres")
 		SearchPath       []string `yaml:"search-path"`       // default ["$user", "public"]
 		At               string   `yaml:"at"`                // evaluation time, RFC 3339 (default: now)
@@ -257,6 +258,9 @@ func Load(path string, opts Options) (*Suite, error) {
 		if o.HashAlgo == "" {
 			o.HashAlgo = cfg.Policy.HashAlgo
 		}
+		if o.MaskDialect == "" {
+			o.MaskDialect = cfg.Policy.MaskDialect
+		}
 	}
 	if paths.Policies == "" {
 		return nil, errors.New("no policies: name the ServicePolicies file with `policies:` (relative to this file) or pass --config")
@@ -296,10 +300,13 @@ func Load(path string, opts Options) (*Suite, error) {
 	default:
 		return nil, fmt.Errorf("options.namespace-mapping %q: want schema or database.schema", o.NamespaceMapping)
 	}
+	if _, err := sqlrewrite.ParseMaskDialect(o.MaskDialect); err != nil {
+		return nil, fmt.Errorf("options.mask-dialect %q: want hive or spark", o.MaskDialect)
+	}
 	if o.Database == "" {
 		o.Database = "postgres"
 	}
-	s.rw = sqlrewrite.New(sqlrewrite.Options{NamespaceMapping: o.NamespaceMapping, Mask: sqlrewrite.MaskOptions{HashAlgo: o.HashAlgo}})
+	s.rw = sqlrewrite.New(sqlrewrite.Options{NamespaceMapping: o.NamespaceMapping, Mask: sqlrewrite.MaskOptions{HashAlgo: o.HashAlgo, Dialect: o.MaskDialect}})
 	for i := range f.Cases {
 		c := &f.Cases[i]
 		if c.Name == "" {
@@ -311,7 +318,7 @@ func Load(path string, opts Options) (*Suite, error) {
 		case (c.Resource == nil) == (c.SQL == ""):
 			return nil, fmt.Errorf("%s: give either resource (with access) or sql", c.Name)
 		case c.SQL != "" && s.snap == nil:
-			return nil, fmt.Errorf("%s: a SQL case needs the tables it reads declared under catalog:", c.Name)
+			return nil, fmt.Errorf("%s: a SQL case needs the tables it reads declared under catalog", c.Name)
 		}
 	}
 	return s, nil

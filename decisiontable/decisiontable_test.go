@@ -10,25 +10,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t *testing.T) string { return testrepo.Root(t) }
 
 func writeFile(t *testing.T, text string) string {
 	t.Helper()

@@ -178,8 +178,10 @@ func TestComposeFileIsValid(t *testing.T) {
 }
 
 // checkRealm: users alice, bob and carol with their roles, groups and
-// region; client "pgranger" whose tokens carry the audience, realm roles,
-// groups and region where pgranger's identity.jwt settings read them.
+// region; client "pgranger" whose tokens carry the audience, realm and
+// client roles, groups and region where pgranger's identity.jwt settings
+// read them. (e2e/keycloak_test.go imports this realm into a real Keycloak
+// and logs in with its tokens.)
 func checkRealm(t *testing.T, cfg *config.Config) {
 	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy/keycloak/pgranger-realm.json"))
 	if err != nil {
@@ -195,6 +197,7 @@ func checkRealm(t *testing.T, cfg *config.Config) {
 		Users []struct {
 			Username    string              `json:"username"`
 			RealmRoles  []string            `json:"realmRoles"`
+			ClientRoles map[string][]string `json:"clientRoles"`
 			Groups      []string            `json:"groups"`
 			Attributes  map[string][]string `json:"attributes"`
 			Credentials []struct {
@@ -229,12 +232,12 @@ func checkRealm(t *testing.T, cfg *config.Config) {
 		if len(u.Credentials) == 1 {
 			pw = u.Credentials[0].Value
 		}
-		users = append(users, u.Username+":"+pw+":"+strings.Join(u.RealmRoles, ",")+":"+strings.Join(u.Groups, ",")+":"+strings.Join(u.Attributes["region"], ","))
+		users = append(users, u.Username+":"+pw+":"+strings.Join(u.RealmRoles, ",")+":"+strings.Join(u.ClientRoles["pgranger"], ",")+":"+strings.Join(u.Groups, ",")+":"+strings.Join(u.Attributes["region"], ","))
 	}
 	equalLines(t, "realm users", users, []string{
-		"alice:alice:auditor:/compliance:",
-		"bob:bob:analyst:/analysts:US",
-		"carol:carol:support:/support:EU",
+		"alice:alice:auditor::/compliance:",
+		"bob:bob:analyst:pii-reader:/analysts:US",
+		"carol:carol:support::/support:EU",
 	})
 	if len(realm.Clients) != 1 || realm.Clients[0].ClientID != cfg.Identity.JWT.Audience || !realm.Clients[0].DirectAccessGrantsEnabled {
 		t.Fatalf("want one client %q with direct access grants: %+v", cfg.Identity.JWT.Audience, realm.Clients)
@@ -245,7 +248,9 @@ func checkRealm(t *testing.T, cfg *config.Config) {
 		case "oidc-audience-mapper":
 			claims["aud"] = m.Config["included.client.audience"]
 		case "oidc-usermodel-realm-role-mapper":
-			claims["roles"] = m.Config["claim.name"]
+			claims["roles"] = m.Config["claim.name"] + claims["roles"]
+		case "oidc-usermodel-client-role-mapper":
+			claims["roles"] += "," + strings.ReplaceAll(m.Config["claim.name"], "${client_id}", m.Config["usermodel.clientRoleMapping.clientId"])
 		case "oidc-group-membership-mapper":
 			claims["groups"] = m.Config["claim.name"]
 			if m.Config["full.path"] != "false" {

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgranger/pgranger/internal/testpg"
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 // The suite shares one throwaway PostgreSQL cluster (with the demo data),
@@ -38,7 +39,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := func() int {
-		root, err := filepath.Abs("..")
+		root, err := testrepo.Dir()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -69,6 +70,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer cluster.Stop()
+		defer stopKeycloak()
 		if err := loadDemo(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "loading demo data: %v\n%s\n", err, cluster.Log())
 			return 1
@@ -154,7 +156,6 @@ type proxy struct {
 	logs    bytes.Buffer
 	exited  chan struct{}
 	exitErr error // how the process ended; set before exited is closed
-	cleanup func()
 }
 
 type proxyOptions struct {

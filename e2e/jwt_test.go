@@ -103,14 +103,12 @@ func idpPolicies(t *testing.T) []byte {
 
 // idpEnv is the proxy for iss: jwt and static combined, TLS with cert/key.
 type idpEnv struct {
-	iss       *testidp.Issuer
-	key       *testidp.Key
-	proxy     *proxy
-	cert      string
-	tokens    []string // every token a test sent, to check logs for leaks
-	tokensMu  sync.Mutex
-	extraEnv  map[string]string
-	extraTOML string
+	iss      *testidp.Issuer
+	key      *testidp.Key
+	proxy    *proxy
+	cert     string
+	tokens   []string // every token a test sent, to check logs for leaks
+	tokensMu sync.Mutex
 }
 
 func startIdP(t *testing.T, env map[string]string) *idpEnv {

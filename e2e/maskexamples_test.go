@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 // TestMaskExamplesThroughProxy runs every vector of the shared
@@ -19,9 +20,9 @@ import (
 // receives.
 func TestMaskExamplesThroughProxy(t *testing.T) {
 	requireCluster(t)
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "../shared/ranger/mask-examples.json"))
+	raw, err := os.ReadFile(testrepo.Shared(t, "ranger", "mask-examples.json"))
 	if err != nil {
-		t.Skipf("skipping: ../shared/ranger/mask-examples.json not found beside the checkout (%v)", err)
+		t.Fatal(err)
 	}
 	var file struct {
 		Vectors []struct {

@@ -565,7 +565,7 @@ func (k *keySet) snapshot() ([]jose.JSONWebKey, time.Time, time.Time, error) {
 
 // VerifySignature implements oidc.KeySet.
 func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, k.algs)
+	jws, err := jose.ParseSignedCompact(raw, k.algs)
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, fail(ctx, invalid("the token is not a JWS with one signature"))
 	}

@@ -82,7 +82,10 @@ func verifierFor(t *testing.T, password string) string {
 	t.Helper()
 	salt := "0123456789abcdef"
 	client, _ := scram.SHA256.NewClient("", password, "")
-	creds := client.GetStoredCredentials(scram.KeyFactors{Salt: salt, Iters: 4096})
+	creds, err := client.GetStoredCredentialsWithError(scram.KeyFactors{Salt: salt, Iters: 4096})
+	if err != nil {
+		panic(err)
+	}
 	return "SCRAM-SHA-256$4096:" + b64(salt) + "$" + b64(string(creds.StoredKey)) + ":" + b64(string(creds.ServerKey))
 }
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

@@ -13,6 +13,8 @@
 //   - no owner label: policyLabels is empty;
 //   - an excludes resource (isExcludes) without a description saying why;
 //   - a validity schedule whose end is past;
+//   - a policy whose validity schedules all end within the next 7 days
+//     (EndsSoonWindow): it is about to stop applying;
 //   - a data-mask item whose mask type the serviceDef's dataMaskDef does not
 //     declare (MASK_NONE, MASK_NULL and CUSTOM are Ranger's own and always
 //     valid; tag policies' "hive:" prefix is stripped, another component's
@@ -38,11 +40,17 @@ const (
 	RuleNoOwnerLabel       Rule = "no-owner-label"       // policyLabels is empty
 	RuleExcludesNoReason   Rule = "excludes-no-reason"   // an excludes resource without a description
 	RuleScheduleEnded      Rule = "schedule-ended"       // a validity schedule whose end is past
+	RuleEndsSoon           Rule = "ends-soon"            // the policy stops applying within EndsSoonWindow
 	RuleNeverApplies       Rule = "never-applies"        // every validity schedule has ended
 	RuleMaskTypeComponent  Rule = "mask-type-component"  // a tag mask type for another component
 	RuleMaskTypeCase       Rule = "mask-type-case"       // a mask type declared with other letter case
 	RuleMaskTypeUndeclared Rule = "mask-type-undeclared" // a mask type the dataMaskDef does not declare
 )
+
+// EndsSoonWindow is how far ahead lint warns of a policy that stops
+// applying (the alert on pgranger_policy_validity_remaining_seconds uses
+// the same 7 days).
+const EndsSoonWindow = 7 * 24 * time.Hour
 
 // Severity grades a finding: an Error fails `pgranger lint`, a Warning
 // only with --strict.
@@ -154,6 +162,9 @@ func Policies(sp *ranger.ServicePolicies, at time.Time) []Finding {
 			if expired == n {
 				add(RuleNeverApplies, "every validity schedule has ended: the policy never applies")
 			}
+			if end, ok := policy.PolicyValidityEnd(p); ok && end.After(at) && end.Sub(at) <= EndsSoonWindow {
+				add(RuleEndsSoon, "stops applying in %s, at %s UTC, when its last validity schedule ends", roughly(end.Sub(at)), end.UTC().Format("2006/01/02 15:04:05"))
+			}
 		}
 		// Mask types.
 		if p.PolicyType == ranger.PolicyTypeDataMask {
@@ -194,6 +205,27 @@ func Policies(sp *ranger.ServicePolicies, at time.Time) []Finding {
 		}
 	}
 	return out
+}
+
+// roughly writes a duration in days and hours ("4 days 12 hours").
+func roughly(d time.Duration) string {
+	h := int(d.Hours())
+	days, hours := h/24, h%24
+	plural := func(n int, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case days == 0 && hours == 0:
+		return "less than an hour"
+	case days == 0:
+		return plural(hours, "hour")
+	case hours == 0:
+		return plural(days, "day")
+	}
+	return plural(days, "day") + " " + plural(hours, "hour")
 }
 
 // wildcardResources lists the resources of a set, other than column, that

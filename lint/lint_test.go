@@ -27,6 +27,7 @@ func TestPolicies(t *testing.T) {
 		`warning: policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
 		`warning: policy 5 "expired": every validity schedule has ended: the policy never applies`,
 		`warning: policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
+		`warning: policy 8 "ends soon": stops applying in 4 days 12 hours, at 2026/01/05 12:00:00 UTC, when its last validity schedule ends`,
 		`error: policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
 		`error: policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
 		`error: policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,
@@ -40,7 +41,7 @@ func TestPolicies(t *testing.T) {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	rules := []Rule{RulePublicWildcard, RuleNoOwnerLabel, RulePublicWildcard, RuleExcludesNoReason, RuleScheduleEnded, RuleNeverApplies,
-		RuleScheduleEnded, RuleMaskTypeCase, RuleMaskTypeUndeclared, RuleMaskTypeComponent, RuleMaskTypeUndeclared}
+		RuleScheduleEnded, RuleEndsSoon, RuleMaskTypeCase, RuleMaskTypeUndeclared, RuleMaskTypeComponent, RuleMaskTypeUndeclared}
 	for i, f := range findings {
 		if i < len(rules) && f.Rule != rules[i] {
 			t.Errorf("finding %d (%s): rule %s, want %s", i, f, f.Rule, rules[i])

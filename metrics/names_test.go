@@ -44,3 +44,33 @@ func TestReloadCounters(t *testing.T) {
 		t.Errorf("ok %d failed %d last %d", r.ok.Load(), r.failed.Load(), r.lastSuccess.Load())
 	}
 }
+
+// A policy's validity end is a gauge of the seconds left, labelled with
+// its id and name.
+func TestValidityRemaining(t *testing.T) {
+	end := time.Now().Add(3 * 24 * time.Hour)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewPolicyCollector(func() PolicyStatus {
+		return PolicyStatus{Ends: []PolicyEnd{{ID: 7, Name: "contractors until March", End: end}}}
+	}, nil))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "pgranger_policy_validity_remaining_seconds" {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		v := m.GetGauge().GetValue()
+		if labels["policy_id"] != "7" || labels["policy_name"] != "contractors until March" || v < 3*86400-60 || v > 3*86400 {
+			t.Errorf("%v = %v", labels, v)
+		}
+		return
+	}
+	t.Fatal("no pgranger_policy_validity_remaining_seconds")
+}

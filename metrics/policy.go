@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,9 @@ var (
 		"Seconds since the source last confirmed the policies in force (Ranger: the oldest document's last 200 or 304); statements are denied once it exceeds pgranger_policy_cache_ttl_seconds. +Inf when none are in force.", nil, nil)
 	descTTL = prometheus.NewDesc("pgranger_policy_cache_ttl_seconds",
 		"policy.cache-ttl-secs: the age past which policies are not trusted.", nil, nil)
+	descValidity = prometheus.NewDesc("pgranger_policy_validity_remaining_seconds",
+		"Seconds until a policy in force stops applying for good: the latest end of its validity schedules (negative once it has ended). Only policies whose every schedule has an end.",
+		[]string{"policy_id", "policy_name"}, nil)
 
 	descFetches = prometheus.NewDesc("pgranger_ranger_fetches_total",
 		"Downloads from Ranger Admin by document and result: the HTTP status (200, 304, 401, 404, …), transport_error, invalid_document or password_error.",
@@ -68,6 +72,16 @@ type PolicyStatus struct {
 	PolicyVersion, TagVersion, RoleVersion, UserStoreVersion int64
 	LastSuccess                                              time.Time // when the source last confirmed them (zero = none in force)
 	TTL                                                      time.Duration
+	// Ends are the policies in force (resource and tag policies) whose
+	// validity schedules all end, with the latest end.
+	Ends []PolicyEnd
+}
+
+// PolicyEnd is when one policy stops applying.
+type PolicyEnd struct {
+	ID   int64
+	Name string
+	End  time.Time
 }
 
 // NewPolicyCollector exports the policies in force (policy) and, when
@@ -83,7 +97,7 @@ type policyCollector struct {
 
 func (c *policyCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAvailable, descPolicyVersion, descTagVersion, descRoleVersion, descUserStoreVersion,
-		descGeneration, descAge, descTTL} {
+		descGeneration, descAge, descTTL, descValidity} {
 		ch <- d
 	}
 	if c.ranger != nil {
@@ -115,6 +129,10 @@ func (c *policyCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(descGeneration, float64(p.Generation))
 	ch <- gauge(descAge, age)
 	ch <- gauge(descTTL, p.TTL.Seconds())
+	now := time.Now()
+	for _, e := range p.Ends {
+		ch <- gauge(descValidity, e.End.Sub(now).Seconds(), strconv.FormatInt(e.ID, 10), e.Name)
+	}
 	if c.ranger == nil {
 		return
 	}

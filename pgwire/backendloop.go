@@ -120,6 +120,7 @@ func (s *session) relayBackend(typ byte, body []byte) (over bool) {
 			ready = body[0]
 		}
 		if p != nil && p.release {
+			s.readies.Add(1)
 			s.bc.views.reset() // DISCARD ALL dropped them
 			// Clean: finish returns the connection to the pool, once
 			// it is done with the connection's writer itself.
@@ -182,6 +183,9 @@ func (s *session) relayBackend(typ byte, body []byte) (over bool) {
 		s.cwMu.Lock()
 		writeFrame(s.cw, typ, body)
 		s.cwMu.Unlock()
+	}
+	if typ == 'Z' {
+		s.readies.Add(1) // after the write: see session.answered
 	}
 	if ready != 0 {
 		// After the relay: a session that a shutdown ends here gets

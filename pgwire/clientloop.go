@@ -28,6 +28,9 @@ type prepared struct {
 	paramOIDs []uint32
 	result    *sqlrewrite.Result
 	stamp     sqlrewrite.Stamp // what result was decided under: while it is current, a Bind looks nothing up
+	// authoring: an authoring statement, answered by pgranger and never
+	// prepared on the backend (authoring.go); ran: its portal was run.
+	authoring, ran bool
 }
 
 var (
@@ -119,6 +122,9 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 	case 'B':
 		err = s.bind(body)
 	case 'D':
+		if st := s.describedAuthoring(body); st != nil {
+			return s.authorDescribe(body[0] == 'S', st)
+		}
 		if len(body) > 0 && body[0] == 'S' {
 			name, _, _ := cstring(body[1:])
 			if err = s.ensureCurrent(name); err != nil {
@@ -129,6 +135,9 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 		err = writeFrame(bw, typ, body)
 	case 'E':
 		portal, _, _ := cstring(body)
+		if st := s.portals[portal]; st != nil && st.authoring {
+			return s.authorExecute(st)
+		}
 		p := pending{kind: 'E', run: s.takeRun(portal), portal: portal}
 		if st := s.portals[portal]; st != nil {
 			p.governed = governed(st.result)
@@ -150,6 +159,9 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 		s.queue.push(p)
 		err = writeFrame(bw, typ, body)
 	case 'S':
+		if s.localSync() {
+			return nil
+		}
 		s.queue.push(pending{kind: 'S'})
 		err = writeFrame(bw, typ, body)
 	case 'F':
@@ -162,6 +174,23 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 		return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
 	}
 	return err
+}
+
+// describedAuthoring is the authoring statement or portal a Describe
+// names (nil when it names none).
+func (s *session) describedAuthoring(body []byte) *prepared {
+	if len(body) < 1 {
+		return nil
+	}
+	name, _, _ := cstring(body[1:])
+	st := s.portals[name]
+	if body[0] == 'S' {
+		st = s.stmts[name]
+	}
+	if st != nil && st.authoring {
+		return st
+	}
+	return nil
 }
 
 // backendWriteFailed: a write to the backend connection failed, so the
@@ -235,6 +264,9 @@ func (s *session) query(body []byte) error {
 		return fatalf(codeProtocolViolation, "malformed Query message")
 	}
 	res := s.rewrite(sql)
+	if res.Authoring != "" && s.srv.opts.Author != nil {
+		return s.authorQuery(sql, res)
+	}
 	s.audit(res)
 	if res.Err != nil {
 		s.queue.push(pending{kind: 'Q', deny: res.Err})
@@ -263,6 +295,9 @@ func (s *session) parse(body []byte) error {
 	env := s.rewriteEnv()
 	env.ParamTypes = msg.ParameterOIDs // they decide how the backend resolves operators on $n
 	res := s.rewriteIn(env, msg.Query)
+	if res.Authoring != "" && s.srv.opts.Author != nil {
+		return s.authorParse(&msg, res)
+	}
 	if res.Err != nil {
 		s.audit(res)
 		delete(s.stmts, msg.Name)
@@ -289,6 +324,9 @@ func (s *session) bind(body []byte) error {
 	name, _, ok := cstring(rest)
 	if !ok {
 		return fatalf(codeProtocolViolation, "malformed Bind message")
+	}
+	if st := s.stmts[name]; st != nil && st.authoring {
+		return s.authorBind(portal, st)
 	}
 	if err := s.ensureCurrent(name); err != nil {
 		return err

@@ -107,6 +107,17 @@ func (l *lifecycle) steady() bool { return l.fast.Load() == uint32(phaseLive) }
 // over reports whether no further client message is handled.
 func (p phase) over() bool { return p >= phaseEnding }
 
+// txStatus is the transaction status of the last ReadyForQuery ('I',
+// 'T', 'E'; 'I' before the first).
+func (l *lifecycle) txStatus() byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.status == 0 {
+		return 'I'
+	}
+	return l.status
+}
+
 // start: startup → live, when the session begins relaying.
 func (l *lifecycle) start() {
 	l.mu.Lock()

@@ -64,6 +64,9 @@ type pendingQueue struct {
 	// backend owes a ReadyForQuery only after more from the client (a
 	// Parse/Bind/Execute before its Sync, with a Flush in between).
 	unsynced atomic.Bool
+	// syncs counts the Syncs and Queries pushed: each is owed one
+	// ReadyForQuery (producer only; session.readies counts those relayed).
+	syncs uint64
 }
 
 // pendingChunkLen entries per chunk: a Bind/Execute/Sync pipeline of five
@@ -99,6 +102,9 @@ func (q *pendingQueue) push(v pending) {
 	q.n.Add(1) // before the entry can be popped: n never reads 0 while it is queued
 	t.filled.Store(i + 1)
 	q.unsynced.Store(v.kind != 'S' && v.kind != 'Q')
+	if v.kind == 'S' || v.kind == 'Q' {
+		q.syncs++
+	}
 }
 
 // front is the next entry to be answered (consumer only). It stays valid

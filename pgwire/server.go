@@ -55,7 +55,10 @@ type Options struct {
 	Rewriter *sqlrewrite.Rewriter
 	Policies PolicyProvider
 	Audit    *audit.Logger // nil = no audit
-	Log      *slog.Logger
+	// Author answers authoring statements (authoring.go); nil: authoring
+	// is off and they are refused.
+	Author Author
+	Log    *slog.Logger
 	// TLS for clients; when nil, Serve loads listen.tls-cert/tls-key (if
 	// set) from Config.
 	TLS *tls.Config

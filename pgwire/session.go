@@ -45,6 +45,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -80,9 +81,17 @@ type session struct {
 	// suspended, until they complete or end (stmtaudit.go); backend loop.
 	suspended map[string]*stmtRun
 
-	queue     pendingQueue
-	viewError []byte // backend loop: a held-back view creation error
-	released  bool   // backend loop: the reset succeeded, finish may pool bc
+	queue pendingQueue
+	// readies counts the ReadyForQuery messages the backend loop has
+	// relayed (or swallowed), after writing them: with queue.syncs it
+	// tells the client loop that nothing owed comes before a local answer
+	// (authoring.go).
+	readies atomic.Uint64
+	// localSinceSync: an extended-protocol message was answered locally
+	// since the last Sync (client loop).
+	localSinceSync bool
+	viewError      []byte // backend loop: a held-back view creation error
+	released       bool   // backend loop: the reset succeeded, finish may pool bc
 	// backendFatal: the backend sent a FATAL error (pg_terminate_backend,
 	// a shutdown of PostgreSQL); it was relayed and the connection closes
 	// after it, which is then no news to the client. Backend loop only.

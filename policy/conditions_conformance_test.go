@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 // runSuites runs Ranger policy-engine test files and fails on any answer
@@ -18,10 +20,10 @@ func runSuites(t *testing.T, files []string) {
 // TestRangerConditionConformance runs the condition fixtures of the second
 // conformance set (item and policy-level conditions).
 func TestRangerConditionConformance(t *testing.T) {
-	dir := filepath.Join(conformanceDir(t), "round2")
+	dir := testrepo.Shared(t, "ranger", "conformance", "round2")
 	files, _ := filepath.Glob(filepath.Join(dir, "*conditions*.json"))
 	if len(files) == 0 {
-		t.Skipf("no condition fixtures in %s", dir)
+		testrepo.MissingShared(t, filepath.Join(dir, "*conditions*.json"))
 	}
 	runSuites(t, files)
 }

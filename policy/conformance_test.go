@@ -7,47 +7,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgranger/pgranger/internal/testrepo"
 	"github.com/pgranger/pgranger/policy/policytest"
 )
 
-// conformanceDir finds ../shared/ranger/conformance relative to the
-// repository root (the directory holding go.mod). The fixtures are Apache
-// Ranger's own test data and are not part of this repository.
-func conformanceDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "ranger", "conformance")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// conformanceFiles lists the test files of ../shared/ranger/conformance
-// and its round2/ folder (files not named test_* there are companion
-// documents, such as tag files). Missing fixtures fail the test: a
-// conformance run that checks nothing must not pass. Set
-// PGRANGER_NO_RANGER_FIXTURES=1 to skip instead, where the folder is
-// knowingly absent.
+// conformanceFiles lists Apache Ranger's own policy-engine test files in
+// ../shared/ranger/conformance and its round2/ folder (files not named
+// test_* there are companion documents, such as tag files), read in
+// place beside the repository (testrepo.Shared: absent, the suite is
+// skipped, or fails with CI=true; a conformance run that checks nothing
+// must not pass in CI).
 func conformanceFiles(t *testing.T) []string {
 	t.Helper()
-	dir := conformanceDir(t)
+	dir := testrepo.Shared(t, "ranger", "conformance")
 	top, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	round2, _ := filepath.Glob(filepath.Join(dir, "round2", "test_*.json"))
 	if len(top) == 0 || len(round2) == 0 {
-		msg := "Ranger conformance fixtures not found in " + dir + " (or its round2/): they are Apache Ranger's test data and live beside the repository, in ../shared"
-		if os.Getenv("PGRANGER_NO_RANGER_FIXTURES") == "1" {
-			t.Skip("SKIPPED: " + msg)
-		}
-		t.Fatal(msg + "; set PGRANGER_NO_RANGER_FIXTURES=1 to skip")
+		testrepo.MissingShared(t, filepath.Join(dir, "round2"))
 	}
 	return append(top, round2...)
 }

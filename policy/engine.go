@@ -172,7 +172,13 @@ func NewEngine(b *ranger.Bundle, opts Options) (*Engine, error) {
 		}
 		tagPolicies = tp.Policies
 	}
-	e.noPolicies = len(sp.Policies) == 0 && len(tagPolicies) == 0
+	// Ranger audits everything when the bundle has no resource policies
+	// and no tag-policy repository; a tag-policies document with a
+	// service name and a service-def builds that repository even when it
+	// holds no policy (PolicyEngine's constructor), and then a request no
+	// policy decides is not audited.
+	tp := sp.TagPolicies
+	e.noPolicies = len(sp.Policies) == 0 && (tp == nil || tp.ServiceName == "" || tp.ServiceDef == nil)
 	e.auditExclude = auditExclusions{users: csvSet(sp.ServiceConfig[auditExcludeUsersKey]),
 		groups: csvSet(sp.ServiceConfig[auditExcludeGroupsKey]), roles: csvSet(sp.ServiceConfig[auditExcludeRolesKey])}
 	if e.auditFilters, err = compileAuditFilters(sd, sp.ServiceConfig); err != nil {

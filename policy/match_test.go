@@ -43,7 +43,8 @@ func TestClassifyValue(t *testing.T) {
 		{"s?les", true, vkWildcard, "s?les"},
 		{"a*b*", true, vkWildcard, "a*b*"},
 		{"a*b", true, vkWildcard, "a*b"},
-		{"*", false, vkLiteral, "*"}, // mask resources: '*' is a name
+		{"*", false, vkPrefix, ""}, // mask resources: a lone '*' still matches everything (Ranger 2.6, 2.9)
+		{"**", false, vkPrefix, ""},
 		{"sa*", false, vkLiteral, "sa*"},
 	}
 	for _, tc := range tests {

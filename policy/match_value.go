@@ -78,9 +78,16 @@ func newValueMatcher(value string, opts *matchOpts, recursive bool) *valueMatche
 
 // classifyValue follows RangerAbstractResourceMatcher.getMatcher: a '?' or
 // non-contiguous '*'s need a full wildcard match; a single run of '*' at
-// one end is a prefix or suffix test.
+// one end is a prefix or suffix test. A value of only '*'s matches
+// everything even where wildcards are off (the hive service-def's mask
+// and row-filter resources): Ranger 2.6 and 2.9 both apply a mask policy
+// on database "*" to every database, while "sa*" there matches only the
+// name "sa*" (measured with the Ranger oracle, internal/interop/diffgen).
 func classifyValue(v string, wildCard bool) (valueKind, string) {
 	if !wildCard {
+		if v != "" && strings.Trim(v, "*") == "" {
+			return vkPrefix, ""
+		}
 		return vkLiteral, v
 	}
 	start, end := -1, -1

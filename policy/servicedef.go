@@ -64,7 +64,7 @@ type serviceDef struct {
 	names       []string
 	nameIdx     map[string]int
 	views       [numViews]*resView
-	accessTypes []string            // serviceDef order; the set `_any` expands to
+	accessTypes []string            // the set `_any` expands to, in Java HashSet order (javaorder.go)
 	implied     map[string][]string // one level, as Ranger expands it
 	maskTypes   map[string]*ranger.RangerDataMaskTypeDef
 	maskFolded  map[string]*ranger.RangerDataMaskTypeDef // by lower-cased name, first definition wins
@@ -206,6 +206,9 @@ func compileServiceDef(def *ranger.RangerServiceDef, componentPrefix string) (*s
 	}
 	addAccess(def.AccessTypes, false)
 	addAccess(def.MarkerAccessTypes, true)
+	// `_any` walks the access types in the order Ranger's HashSet of them
+	// iterates (javaorder.go): the walk decides which policy is reported.
+	sd.accessTypes = javaHashSetOrder(sd.accessTypes)
 
 	for i := range def.PolicyConditions {
 		cd := &def.PolicyConditions[i]

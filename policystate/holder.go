@@ -79,6 +79,7 @@ func (h *Holder) SetTTL(d time.Duration) { h.reloadedTTL.Store(int64(d)) }
 
 type loadedEngine struct {
 	engine     *policy.Engine // nil after clear
+	bundle     *ranger.Bundle // what engine was built from
 	generation uint64
 	versions   Versions
 	cleared    string // why there is no engine (set by clear)
@@ -119,7 +120,7 @@ func (h *Holder) Install(b *ranger.Bundle) error {
 		}
 		return err
 	}
-	le := &loadedEngine{engine: eng, generation: h.gen.Add(1), versions: versionsOf(b), at: time.Now()}
+	le := &loadedEngine{engine: eng, bundle: b, generation: h.gen.Add(1), versions: versionsOf(b), at: time.Now()}
 	h.cur.Store(le)
 	h.rejectedAt.Store(nil)
 	h.log.Info("policies loaded", "service", eng.ServiceName(), "policyVersion", eng.PolicyVersion(),
@@ -169,6 +170,34 @@ func (h *Holder) PolicyState() sqlrewrite.PolicyState {
 		st.Unavailable = fmt.Sprintf("the last successful policy load was %s ago, more than policy.cache-ttl-secs=%d", age.Round(time.Second), int(ttl/time.Second))
 	}
 	return st
+}
+
+// InForce is the engine in force with the bundle it was built from, or
+// why none can be trusted (as PolicyState says it): authoring decides who
+// may change a policy with it, resolves grantees with its user store and
+// roles, and the metrics read its policies' validity schedules.
+func (h *Holder) InForce() (*policy.Engine, *ranger.Bundle, string) {
+	st := h.PolicyState()
+	if st.Engine == nil || st.Unavailable != "" {
+		reason := st.Unavailable
+		if reason == "" {
+			reason = "no policy bundle has been loaded"
+		}
+		return nil, nil, reason
+	}
+	if le := h.cur.Load(); le != nil && le.engine == st.Engine {
+		return le.engine, le.bundle, ""
+	}
+	return st.Engine, nil, ""
+}
+
+// Bundle is the bundle in force, fresh or not (nil when none): what the
+// metrics report on, such as when policies' validity schedules end.
+func (h *Holder) Bundle() *ranger.Bundle {
+	if le := h.cur.Load(); le != nil {
+		return le.bundle
+	}
+	return nil
 }
 
 // Status is the holder's view for the admin endpoint and metrics.

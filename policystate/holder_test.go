@@ -149,3 +149,26 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestInForceAndBundle(t *testing.T) {
+	h := New(policy.Options{}, time.Minute, slog.New(slog.DiscardHandler))
+	last := time.Now()
+	h.SetSource(Source{LastSuccess: func() time.Time { return last }, Err: func() error { return nil }})
+	if eng, b, why := h.InForce(); eng != nil || b != nil || why != "no policy bundle has been loaded" || h.Bundle() != nil {
+		t.Fatalf("before a load: %v %v %q", eng, b, why)
+	}
+	b := &ranger.Bundle{Policies: &ranger.ServicePolicies{ServiceName: "hive", PolicyVersion: 3}}
+	if err := h.Install(b); err != nil {
+		t.Fatal(err)
+	}
+	if eng, got, why := h.InForce(); eng == nil || got != b || why != "" {
+		t.Fatalf("after a load: %v %v %q", eng, got, why)
+	}
+	last = time.Now().Add(-2 * time.Minute)
+	if eng, _, why := h.InForce(); eng != nil || !strings.HasPrefix(why, "the last successful policy load was") {
+		t.Errorf("stale: %v %q", eng, why)
+	}
+	if h.Bundle() != b {
+		t.Error("Bundle reports the bundle in force, stale or not")
+	}
+}

@@ -41,6 +41,9 @@ func NewFileSource(paths FilePaths) *FileSource {
 	return &FileSource{paths: paths}
 }
 
+// Paths are the files the source reads.
+func (f *FileSource) Paths() FilePaths { return f.paths }
+
 // Status reports the time of the last successful check (a load, or a check
 // that found the good files unchanged) and the last error ("" if none).
 func (f *FileSource) Status() (time.Time, error) {
@@ -69,6 +72,16 @@ func (f *FileSource) Err() error {
 func (f *FileSource) succeededLocked(now time.Time) {
 	f.lastSuccess = now
 	f.last.Store(&now)
+}
+
+// Invalidate makes the next Check read the files whatever their size and
+// modification time: a writer (FileStore) that replaced them calls it, since
+// two writes within one tick of the file system's clock can leave both
+// unchanged.
+func (f *FileSource) Invalidate() {
+	f.mu.Lock()
+	f.sig = ""
+	f.mu.Unlock()
 }
 
 // Check looks at the files. It returns a new bundle when they changed and

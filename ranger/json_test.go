@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 func TestParseServicePoliciesDefaults(t *testing.T) {
@@ -235,10 +237,10 @@ func TestParseErrors(t *testing.T) {
 
 // The conformance fixtures are Ranger's own JSON; every one must read.
 func TestParseConformanceFixtures(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "ranger", "conformance")
+	dir := testrepo.Shared(t, "ranger", "conformance")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
-		t.Skipf("conformance fixtures not found in %s (they live outside the repository)", dir)
+		testrepo.MissingShared(t, filepath.Join(dir, "*.json"))
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

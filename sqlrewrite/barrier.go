@@ -260,13 +260,13 @@ func (r *stmtRewriter) decideBarriers() {
 		}
 		v := verdict{c: c, touches: touches, safe: r.conjunctSafe(t, c)}
 		switch {
-		case len(c.cols) == 0 && t.volatile(c.node):
+		case r.noColumns(c) && t.volatile(c.node):
 			// Evaluated per row of the whole level (of its join):
 			// inside one relation it would run another number of
 			// times. It stays where it is, above fenced wrappers.
 		case len(touches) == 1:
 			v.mover = r.movable(c, touches[0])
-		case len(c.cols) == 0:
+		case r.noColumns(c):
 			// A conjunct without columns filters every row of its
 			// level alike: under the guard of any one inner relation
 			// of the level it means the same.
@@ -352,9 +352,11 @@ func (r *stmtRewriter) touches(t *exprTyper, c *conjunct, classes *equivalence) 
 	// child scan and per process in a parallel plan, so how often it
 	// runs (a notice each time) can follow how long the scans of
 	// hidden rows take. Either way it moves under a filter.
-	if len(c.cols) == 0 && !t.safe(c.node) {
+	if r.noColumns(c) && !t.safe(c.node) {
 		for _, ref := range c.level.contained {
-			add(ref)
+			if !r.inSublink(ref, c.level) {
+				add(ref)
+			}
 		}
 	}
 	return out
@@ -388,7 +390,8 @@ func (r *stmtRewriter) conjunctSafe(t *exprTyper, c *conjunct) bool {
 // one of an inner join's ON, over a query with plain relations in FROM,
 // no set operation, CTE, grouping, aggregate, window, LIMIT, OFFSET or
 // locking, a target list of constants and columns, outer columns
-// referenced in its WHERE only, and a WHERE that is not volatile. Its WHERE terms then become quals of the join,
+// referenced in its WHERE only (and some), and a WHERE that is not
+// volatile. Its WHERE terms then become quals of the join,
 // each judged as a conjunct of its own; run as a subplan instead, the
 // query would be evaluated per row, hidden ones included, so anything
 // else is judged by the leakproof rule (and a sublink is never safe).
@@ -443,7 +446,10 @@ func (r *stmtRewriter) existsPullsUp(t *exprTyper, c *conjunct) bool {
 			return false
 		}
 	}
-	return !t.volatile(q.WhereClause)
+	// Its WHERE must read the enclosing level (convert_EXISTS_sublink_to_join:
+	// "else it's not gonna be a join"); an uncorrelated EXISTS stays an
+	// initplan.
+	return !t.volatile(q.WhereClause) && r.correlated(sl)
 }
 
 // readsOnly reports whether a column reference resolved within level l
@@ -474,7 +480,7 @@ func (r *stmtRewriter) movable(c *conjunct, ref *relRef) *relRef {
 		return nil
 	}
 	outside, ok := r.movingCols(c)
-	if !ok || len(outside) == 0 && len(c.cols) > 0 {
+	if !ok || len(outside) == 0 && !r.noColumns(c) {
 		return nil
 	}
 	for _, a := range outside {
@@ -541,6 +547,47 @@ func (r *stmtRewriter) movingCols(c *conjunct) ([]*colAttr, bool) {
 		return true
 	})
 	return out, ok
+}
+
+// inSublink reports whether ref is read inside a sublink of level l (or
+// of a level between): a plan of its own, whose rows l's quals never see.
+func (r *stmtRewriter) inSublink(ref *relRef, l *scope) bool {
+	b := r.barrier()
+	for x := ref.level; x != nil && x != l; x = x.up {
+		for _, body := range b.sublinks {
+			if body == x {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noColumns reports whether a conjunct reads no column of its own level
+// or an enclosing one: none outside its sublinks, none in a sublink's
+// test expression, and every sublink uncorrelated (the columns of a
+// sublink's own FROM are its level's business).
+func (r *stmtRewriter) noColumns(c *conjunct) bool {
+	found := false
+	var walk func(n *pg.Node)
+	walk = func(n *pg.Node) {
+		walkNodes(n, func(x *pg.Node) bool {
+			switch v := x.Node.(type) {
+			case *pg.Node_SubLink:
+				if r.correlated(v.SubLink) {
+					found = true
+				} else if v.SubLink.Testexpr != nil {
+					walk(v.SubLink.Testexpr)
+				}
+				return false
+			case *pg.Node_ColumnRef:
+				found = true
+			}
+			return !found
+		})
+	}
+	walk(c.node)
+	return !found
 }
 
 // equality splits a conjunct "a = b".

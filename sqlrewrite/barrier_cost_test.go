@@ -26,15 +26,15 @@ import (
 // leaky join condition (fence). It is slow (it loads the rows) and prints a
 // table, so it runs only when asked:
 //
-//	PGRANGER_BARRIER_COST=1 go test ./sqlrewrite -run TestBarrierCost -v -count=1
+//	PGRANGERTEST_BARRIER_COST=1 go test ./sqlrewrite -run TestBarrierCost -v -count=1
 //
-// PGRANGER_BARRIER_ROWS changes the row count.
+// PGRANGERTEST_BARRIER_ROWS changes the row count.
 func TestBarrierCost(t *testing.T) {
-	if os.Getenv("PGRANGER_BARRIER_COST") == "" {
-		t.Skip("set PGRANGER_BARRIER_COST=1 to measure the barrier")
+	if os.Getenv("PGRANGERTEST_BARRIER_COST") == "" {
+		t.Skip("set PGRANGERTEST_BARRIER_COST=1 to measure the barrier")
 	}
 	n := 500000
-	if s := os.Getenv("PGRANGER_BARRIER_ROWS"); s != "" {
+	if s := os.Getenv("PGRANGERTEST_BARRIER_ROWS"); s != "" {
 		fmt.Sscan(s, &n)
 	}
 	c := testpg.Start(t)

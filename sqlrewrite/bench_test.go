@@ -79,7 +79,7 @@ func BenchmarkRewriteColdJoin3(b *testing.B) {
 func BenchmarkRewriteColdJoin3Parse(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := pg.Parse(join3); err != nil {
+		if _, err := parse(join3, 1<<20, 1000); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -97,9 +97,9 @@ func BenchmarkRewriteColdJoin3Deparse(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, _ := pg.Deparse(stmt)
-		again, _ := pg.Parse(out)
-		pg.Deparse(again)
+		out, _ := deparse(stmt)
+		again, _ := parse(out, noLimit, noLimit)
+		deparse(again)
 	}
 }
 

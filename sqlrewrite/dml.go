@@ -489,12 +489,12 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 		Op:          pg.SetOperation_SETOP_NONE,
 	}
 	tree := &pg.ParseResult{Version: parseTreeVersion, Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}}}
-	body, err := pg.Deparse(tree)
+	body, err := deparse(tree)
 	if err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s: %v", rel.Schema, rel.Name, err))
+		r.fail(errorf(err.Code, "cannot render the row-filter view of %s.%s: %v", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: ")))
 		return
 	}
-	if _, err := pg.Parse(body); err != nil {
+	if _, err := parse(body, noLimit, noLimit); err != nil {
 		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", rel.Schema, rel.Name))
 		return
 	}

@@ -117,15 +117,6 @@ func (n needs) wrap() bool {
 	return false
 }
 
-func (n needs) anyMask() bool {
-	for _, m := range n.masked {
-		if m {
-			return true
-		}
-	}
-	return false
-}
-
 func relationNeeds(eng *policy.Engine, subj *policy.Subject, rel *catalog.Relation, now time.Time) needs {
 	res := policy.Resource{Database: rel.RootSchema, Table: rel.RootName}
 	if res.Database == "" {

@@ -51,6 +51,10 @@ type ColumnType struct {
 // MaskOptions are settings that change mask results.
 type MaskOptions struct {
 	HashAlgo string // "sha256" (default, "" = sha256) or "sha512" (Hive's hive.masking.algo)
+	// Dialect is whose results the masks reproduce: "hive" (default, "")
+	// HiveServer2's, or "spark" Spark's under Kyuubi's plugin
+	// (mask_spark.go).
+	Dialect string
 }
 
 // ErrUnmappableMask: the mask type has no PostgreSQL equivalent (a type name
@@ -113,10 +117,17 @@ func MaskSQL(maskType string, col ColumnType, colRef string, opts MaskOptions) (
 	if maskType == MaskTypeNull {
 		return null()
 	}
+	dialect, err := ParseMaskDialect(opts.Dialect)
+	if err != nil {
+		return "", err
+	}
 	v := "(" + colRef + ")"
 	oid := col.OID
 	if col.BaseOID != 0 && col.BaseOID != col.OID {
 		oid = 0 // a domain: Hive has none; typed NULL like any other type it does not take
+	}
+	if dialect == MaskDialectSpark {
+		return maskSpark(maskType, col, v, oid)
 	}
 	switch oid {
 	case maskOIDText, maskOIDVarchar, maskOIDBpchar:
@@ -461,8 +472,10 @@ func maskInteger(maskType string, it maskIntType, v string) string {
 	var body string
 	switch maskType {
 	case MaskTypeMask, MaskTypeDateShowYear:
-		// every digit → 1, sign kept, 0 → 1
-		body = lookup(func(r maskIntRange) int64 { return sign(r, maskOnes(r.digits)) })
+		// every digit → 1, sign kept; 0 has no digit and stays 0, as in
+		// Hive 3.1.3 (later Hive releases give 1)
+		body = "CASE WHEN " + maskOp(v, "=", "0") + " THEN 0 ELSE " +
+			lookup(func(r maskIntRange) int64 { return sign(r, maskOnes(r.digits)) }) + " END"
 	case MaskTypeShowLast4:
 		// keep v % 10^4, higher digits → 1
 		add := lookup(func(r maskIntRange) int64 {

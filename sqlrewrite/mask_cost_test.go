@@ -40,30 +40,30 @@ import (
 // lookups are then given in CPU time. It is slow and prints a
 // table, so it runs only when asked:
 //
-//	PGRANGER_MASK_COST=1 go test ./sqlrewrite -run TestMaskCost -v -count=1 -timeout 60m
+//	PGRANGERTEST_MASK_COST=1 go test ./sqlrewrite -run TestMaskCost -v -count=1 -timeout 60m
 //
-// PGRANGER_MASK_COST_ROWS (default 1000000), PGRANGER_MASK_COST_RUNS
-// (default 5) and PGRANGER_MASK_COST_ONLY (run only the lines whose
+// PGRANGERTEST_MASK_COST_ROWS (default 1000000), PGRANGERTEST_MASK_COST_RUNS
+// (default 5) and PGRANGERTEST_MASK_COST_ONLY (run only the lines whose
 // "table column mask" contains this text) change what it does.
 //
 // On a shared machine two runs can differ by 20%, so a change is measured
-// side by side with the build before it: PGRANGER_MASK_COST_DUMP=FILE
+// side by side with the build before it: PGRANGERTEST_MASK_COST_DUMP=FILE
 // writes the masks this build makes to FILE and measures nothing (use few
-// rows), and PGRANGER_MASK_COST_BASELINE=FILE measures the masks of FILE,
+// rows), and PGRANGERTEST_MASK_COST_BASELINE=FILE measures the masks of FILE,
 // interleaved, beside this build's, as "before" and "after". This file is
 // self-contained, so it can be copied into an earlier tree for the dump.
 func TestMaskCost(t *testing.T) {
-	if os.Getenv("PGRANGER_MASK_COST") == "" {
-		t.Skip("set PGRANGER_MASK_COST=1 to measure the mask expressions")
+	if os.Getenv("PGRANGERTEST_MASK_COST") == "" {
+		t.Skip("set PGRANGERTEST_MASK_COST=1 to measure the mask expressions")
 	}
 	rows, runs := 1000000, 5
-	if s := os.Getenv("PGRANGER_MASK_COST_ROWS"); s != "" {
+	if s := os.Getenv("PGRANGERTEST_MASK_COST_ROWS"); s != "" {
 		rows, _ = strconv.Atoi(s)
 	}
-	if s := os.Getenv("PGRANGER_MASK_COST_RUNS"); s != "" {
+	if s := os.Getenv("PGRANGERTEST_MASK_COST_RUNS"); s != "" {
 		runs, _ = strconv.Atoi(s)
 	}
-	only := os.Getenv("PGRANGER_MASK_COST_ONLY")
+	only := os.Getenv("PGRANGERTEST_MASK_COST_ONLY")
 	c := testpg.Start(t)
 	ctx := context.Background()
 	conn := maskConnect(t, c.SuperDSN("postgres"))
@@ -90,7 +90,7 @@ func TestMaskCost(t *testing.T) {
 		{"mc_mixed", "c", "char(15), 10% non-ASCII", stringMasks},
 	}
 	baseline := map[string]string{}
-	if f := os.Getenv("PGRANGER_MASK_COST_BASELINE"); f != "" {
+	if f := os.Getenv("PGRANGERTEST_MASK_COST_BASELINE"); f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -123,7 +123,7 @@ func TestMaskCost(t *testing.T) {
 				t.Fatal(err)
 			}
 			dump.WriteString(key + "\t=" + expr + "\n")
-			if os.Getenv("PGRANGER_MASK_COST_DUMP") != "" {
+			if os.Getenv("PGRANGERTEST_MASK_COST_DUMP") != "" {
 				continue
 			}
 			// the masks measured side by side: the baseline's (an earlier
@@ -200,7 +200,7 @@ func TestMaskCost(t *testing.T) {
 			report.WriteString(line)
 		}
 	}
-	if f := os.Getenv("PGRANGER_MASK_COST_DUMP"); f != "" {
+	if f := os.Getenv("PGRANGERTEST_MASK_COST_DUMP"); f != "" {
 		if err := os.WriteFile(f, []byte(dump.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

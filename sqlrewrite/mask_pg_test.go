@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"golang.org/x/text/unicode/rangetable"
 
 	"github.com/pgranger/pgranger/internal/testpg"
+	"github.com/pgranger/pgranger/internal/testrepo"
 	"github.com/pgranger/pgranger/sqlrewrite/maskref"
 )
 
@@ -161,32 +161,13 @@ func maskShow(p *string) string {
 	return strconv.QuoteToASCII(*p)
 }
 
-func maskModuleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root not found")
-		}
-		dir = parent
-	}
-}
+func maskModuleRoot(t *testing.T) string { return testrepo.Root(t) }
 
 // ---- 1. the examples of shared/ranger/mask-examples.json ----
 
 func maskTestExamples(t *testing.T, conn *pgx.Conn) {
 	ctx := context.Background()
-	path := filepath.Join(maskModuleRoot(t), "..", "shared", "ranger", "mask-examples.json")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("skipping: %s not found (shared/ lives beside the repository)", path)
-	}
+	path := testrepo.Shared(t, "ranger", "mask-examples.json")
 	vecs, err := maskref.ReadExamples(path)
 	if err != nil {
 		t.Fatal(err)
@@ -270,10 +251,10 @@ func maskDiffColumns() []maskDiffColumn {
 
 func maskTestDifferential(t *testing.T, conn *pgx.Conn) {
 	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("PGRANGER_MASK_SEED"); s != "" {
+	if s := os.Getenv("PGRANGERTEST_MASK_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
-	t.Logf("seed %d (PGRANGER_MASK_SEED=%d to repeat)", seed, seed)
+	t.Logf("seed %d (PGRANGERTEST_MASK_SEED=%d to repeat)", seed, seed)
 	const n = 3000
 	total, checked := 0, 0
 	for _, dc := range maskDiffColumns() {
@@ -787,12 +768,12 @@ func maskTestTypeOIDs(t *testing.T, conn *pgx.Conn) {
 
 // maskTestTiming measures each mask over 100,000 rows against selecting the
 // raw column (all rows fetched by the client, best of 3). It is slow, so it
-// runs only with PGRANGER_MASK_TIMING=1:
+// runs only with PGRANGERTEST_MASK_TIMING=1:
 //
-//	PGRANGER_MASK_TIMING=1 go test -run 'TestMaskPostgres/Timing' -v ./sqlrewrite/
+//	PGRANGERTEST_MASK_TIMING=1 go test -run 'TestMaskPostgres/Timing' -v ./sqlrewrite/
 func maskTestTiming(t *testing.T, conn *pgx.Conn) {
-	if os.Getenv("PGRANGER_MASK_TIMING") == "" {
-		t.Skip("set PGRANGER_MASK_TIMING=1 to measure the masks over 100,000 rows")
+	if os.Getenv("PGRANGERTEST_MASK_TIMING") == "" {
+		t.Skip("set PGRANGERTEST_MASK_TIMING=1 to measure the masks over 100,000 rows")
 	}
 	const n = 100000
 	ctx := context.Background()

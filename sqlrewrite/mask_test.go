@@ -273,3 +273,31 @@ func maskCheckQualified(t *testing.T, what string, m protoreflect.Message) {
 		return true
 	})
 }
+
+// The spark dialect: Kyuubi's expressions (TestMaskTable in
+// internal/interop checks their values against Spark); a type whose text
+// Spark writes differently is a typed NULL, and MASK_DATE_SHOW_YEAR on a
+// type Spark's date_trunc refuses cannot be built, so the query is denied.
+func TestMaskSQLSparkDialect(t *testing.T) {
+	spark := MaskOptions{Dialect: "spark"}
+	text := ColumnType{OID: 25, TypMod: -1, SQLName: "text"}
+	got, err := MaskSQL(MaskTypeHash, text, `"email"`, spark)
+	if err != nil || got != `(pg_catalog.md5(("email")::pg_catalog.text)) COLLATE pg_catalog."default"` {
+		t.Errorf("MASK_HASH: %q, %v", got, err)
+	}
+	if got, err := MaskSQL(MaskTypeMask, ColumnType{OID: 701, TypMod: -1, SQLName: "double precision"}, `"x"`, spark); err != nil || got != "NULL::pg_catalog.float8" {
+		t.Errorf("MASK on float8: %q, %v", got, err)
+	}
+	if _, err := MaskSQL(MaskTypeDateShowYear, ColumnType{OID: 23, TypMod: -1, SQLName: "integer"}, `"x"`, spark); err == nil || !strings.Contains(err.Error(), "date_trunc") {
+		t.Errorf("MASK_DATE_SHOW_YEAR on integer: %v, want an error naming date_trunc", err)
+	}
+	if got, _ := MaskSQL(MaskTypeMask, text, `"x"`, spark); strings.Contains(got, "und-x-icu") {
+		t.Errorf("the spark dialect classifies ASCII only and needs no ICU: %s", got)
+	}
+	if _, err := MaskSQL(MaskTypeMask, text, `"x"`, MaskOptions{Dialect: "trino"}); err == nil {
+		t.Error("an unknown dialect was accepted")
+	}
+	if d, err := ParseMaskDialect(""); err != nil || d != MaskDialectHive {
+		t.Errorf(`"" is %q, %v; want hive`, d, err)
+	}
+}

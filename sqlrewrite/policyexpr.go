@@ -24,9 +24,14 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprSco
 		return nil, err
 	}
 	expanded = normalizeHiveisms(expanded)
-	tree, perr := pg.Parse("SELECT " + expanded)
+	tree, perr := parse("SELECT "+expanded, noLimit, noLimit)
 	if perr != nil {
-		return nil, errorf(CodeSyntaxError, "expression does not parse: %v", parseError(perr).Message)
+		msg := strings.TrimPrefix(perr.Message, "pgranger: ")
+		if perr.Code == CodeStatementTooComplex {
+			// "statement is nested too deeply …": the limit, not the syntax.
+			return nil, errorf(CodeStatementTooComplex, "expression %s", strings.TrimPrefix(msg, "statement "))
+		}
+		return nil, errorf(CodeSyntaxError, "expression does not parse: %v", msg)
 	}
 	if len(tree.Stmts) != 1 {
 		return nil, errorf(CodeSyntaxError, "expression is more than one statement")

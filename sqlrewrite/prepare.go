@@ -192,7 +192,7 @@ func (r *stmtRewriter) prepareStatement(p *pg.PrepareStmt) {
 	}
 	orig, err := deparseNode(&pg.Node{Node: &pg.Node_PrepareStmt{PrepareStmt: p}})
 	if err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the prepared statement: %v", err))
+		r.fail(err)
 		return
 	}
 	if have := r.prep.live(p.Name); have != nil && have.orig != orig {
@@ -216,7 +216,7 @@ func (r *stmtRewriter) prepareStatement(p *pg.PrepareStmt) {
 	resolved := proto.Clone(p).(*pg.PrepareStmt)
 	text, err := deparseNode(&pg.Node{Node: &pg.Node_PrepareStmt{PrepareStmt: resolved}})
 	if err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the prepared statement: %v", err))
+		r.fail(err)
 		return
 	}
 	// The access checks and wrappers run now, so a PREPARE that could
@@ -262,7 +262,7 @@ func (r *stmtRewriter) executeStatement(n *pg.Node) {
 			return
 		}
 	}
-	tree, err := pg.Parse(stored.text)
+	tree, err := parse(stored.text, noLimit, noLimit)
 	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetPrepareStmt() == nil {
 		r.fail(errorf(CodeFeatureNotSupported, "the prepared statement %q cannot be read back", e.Name))
 		return
@@ -529,6 +529,6 @@ func maxParam(n *pg.Node) int {
 	return m
 }
 
-func deparseNode(n *pg.Node) (string, error) {
-	return pg.Deparse(&pg.ParseResult{Version: parseTreeVersion, Stmts: []*pg.RawStmt{{Stmt: n}}})
+func deparseNode(n *pg.Node) (string, *Error) {
+	return deparse(&pg.ParseResult{Version: parseTreeVersion, Stmts: []*pg.RawStmt{{Stmt: n}}})
 }

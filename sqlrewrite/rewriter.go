@@ -19,7 +19,6 @@ package sqlrewrite
 
 import (
 	"context"
-	"errors"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -29,8 +28,6 @@ import (
 
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
-	pg "github.com/pganalyze/pg_query_go/v6"
-	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
@@ -179,6 +176,12 @@ type Result struct {
 	// Views must exist on the backend session before SQL is sent: the
 	// security-barrier views of row-filtered relations (see View).
 	Views []View
+	// Authoring is the command tag (GRANT, REVOKE, CREATE POLICY, …) of a
+	// text that is exactly one authoring statement (authoring.go). Err
+	// then refuses it; a caller that writes such statements to Ranger
+	// (pgwire with authoring.enabled) answers it instead, and nothing of
+	// it reaches the backend either way.
+	Authoring string
 
 	// volatile: the result depends on, or changes, the session's SQL
 	// prepared statements (prepare.go), so it is never cached.
@@ -410,26 +413,33 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	if env.Policy.Unavailable != "" {
 		// Stale or missing policies: nothing cached under a good state may
 		// be served, and nothing decided now may outlive the outage.
-		return rw.rewrite(ctx, env, sess, sql)
+		e := *env
+		return rw.rewrite(ctx, &e, sess, sql)
 	}
 	if r, ok := rw.cache.GetIfPresent(key); ok {
 		return r
 	}
-	if r, ok := rw.rewriteTemplated(ctx, env, sess, sql, key); ok {
+	r, snap, ok := rw.rewriteTemplated(ctx, env, sess, sql, key)
+	if ok {
 		// Kept by its exact text only when the text comes back: with the
 		// simple protocol most texts are new (their constants), and storing
 		// each one costs more than the template lookup it would save.
 		if rw.repeats.seenBefore(key) {
-			key.catalogVersion = env.Catalog.Version
+			key.catalogVersion = snap.Version
 			rw.cache.Set(key, r)
 		}
 		return r
 	}
-	r := rw.rewrite(ctx, env, sess, sql)
+	// The caller's Env is never written: a forced catalog reload during
+	// the analysis (a name not found) moves this copy on to the new
+	// snapshot, for the later statements of the text and the cache key.
+	e := *env
+	e.Catalog = snap
+	r = rw.rewrite(ctx, &e, sess, sql)
 	// A denial caused by a name the catalog did not know is not cached, so a
 	// table created a moment later is found once the catalog reloads.
 	if !r.volatile && (r.Err == nil || r.Err.Code != CodeUndefinedTable) {
-		key.catalogVersion = env.Catalog.Version
+		key.catalogVersion = e.Catalog.Version
 		rw.cache.Set(key, r)
 	}
 	return r
@@ -449,16 +459,13 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 			res = &Result{Err: errorf(CodeInsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
 		}
 	}()
-	if err := checkComplexity(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth); err != nil {
-		return &Result{Err: err}
+	tree, perr := parse(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth)
+	if perr != nil {
+		return &Result{Err: perr}
 	}
-	tree, err := pg.Parse(sql)
-	if err != nil {
-		return &Result{Err: parseError(err)}
-	}
-	res = &Result{SQL: sql}
-	if fp, err := pg.Fingerprint(sql); err == nil {
-		res.Fingerprint = fp
+	res = &Result{SQL: sql, Fingerprint: fingerprint(sql)}
+	if kind, err, info := authoringText(tree, sess.Subject.User); err != nil {
+		return &Result{Err: err, Authoring: kind, Statements: []StatementInfo{info}, Fingerprint: res.Fingerprint}
 	}
 	searchPath := sess.SearchPath
 	pathChanged := false
@@ -486,7 +493,7 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		if st.newSearchPath != nil {
 			searchPath, pathChanged = st.newSearchPath, true
 		}
-		env.Catalog = st.snap // a forced reload is visible to later statements
+		env.Catalog = st.snap // a forced reload is visible to later statements (env is Rewrite's own copy)
 		res.Changed = res.Changed || st.changed
 		res.constDependent = res.constDependent || st.constDependent
 	views:
@@ -504,20 +511,23 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		res.SearchPath = searchPath
 	}
 	if res.Changed {
-		out, err := pg.Deparse(tree)
-		if err != nil {
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement: %v", err)}
+		out, derr := deparse(tree)
+		if derr != nil {
+			return &Result{Err: derr}
 		}
 		// pg_query's deparser has corner cases whose output does not parse
 		// ((0).f becomes 0.f): what is sent must be SQL the parser accepts.
-		again, err := pg.Parse(out)
-		if err != nil {
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", parseError(err).Message)}
+		again, perr := parse(out, noLimit, noLimit)
+		if perr != nil {
+			if perr.Code == CodeStatementTooComplex {
+				return &Result{Err: perr}
+			}
+			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
 		}
 		// A text that renders differently once parsed again does not mean
 		// what the rewriter built ((0).f became 0.f, read back as "0. AS
 		// f"): refuse it rather than send something else.
-		if twice, err := pg.Deparse(again); err != nil || twice != out {
+		if twice, err := deparse(again); err != nil || twice != out {
 			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}
 		}
 		res.SQL = out
@@ -526,19 +536,6 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		prep.apply()
 	}
 	return res
-}
-
-func parseError(err error) *Error {
-	var pe *pgparser.Error
-	if errors.As(err, &pe) {
-		if strings.Contains(pe.Message, "memory exhausted") || strings.Contains(pe.Message, "stack depth") {
-			return errorf(CodeStatementTooComplex, "statement is too complex to parse: %s", pe.Message)
-		}
-		return &Error{Code: CodeSyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos)}
-	}
-	// Not the grammar's error: the tree was too deep to hand over
-	// ("proto: exceeded maximum recursion depth").
-	return errorf(CodeStatementTooComplex, "statement is too complex to parse: %v", err)
 }
 
 // Stamp is what a Result was decided under besides its text: the

@@ -444,7 +444,11 @@ func (r *stmtRewriter) expandView(ref *relRef) *pg.SelectStmt {
 		r.fail(errorf(CodeStatementTooComplex, "views nested deeper than %d levels at %s.%s", maxViewDepth, rel.Schema, rel.Name))
 		return nil
 	}
-	tree, err := pg.Parse(rel.ViewDef)
+	tree, err := parse(rel.ViewDef, noLimit, noLimit)
+	if err != nil && err.Code == CodeStatementTooComplex {
+		r.fail(denyf("the definition of view %s.%s cannot be analysed (%s): access denied for user %q", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User))
+		return nil
+	}
 	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
 		r.fail(denyf("the definition of view %s.%s cannot be analysed: access denied for user %q", rel.Schema, rel.Name, r.sess.Subject.User))
 		return nil

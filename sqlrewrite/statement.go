@@ -114,6 +114,12 @@ var statementClasses = map[reflect.Type]int{
 
 func (r *stmtRewriter) statement(n *pg.Node) (StatementInfo, *Error) {
 	info := StatementInfo{Kind: statementKind(n)}
+	if isAuthoring(n) {
+		// pgranger answers these itself when authoring is on (pgwire
+		// hands Result.Authoring to its Author); they never reach the
+		// backend, and without authoring they are refused.
+		return info, authoringRefusal(info.Kind, r.sess.Subject.User, "")
+	}
 	class, known := statementClasses[reflect.TypeOf(n.Node)]
 	if !known {
 		return info, denyf("%s statements are not allowed through pgranger (user %q)", info.Kind, r.sess.Subject.User)
@@ -273,6 +279,9 @@ func statementKind(n *pg.Node) string {
 	case *pg.Node_ViewStmt:
 		return "CREATE VIEW"
 	case *pg.Node_DropStmt:
+		if v.DropStmt.RemoveType == pg.ObjectType_OBJECT_POLICY {
+			return "DROP POLICY"
+		}
 		return "DROP"
 	case *pg.Node_AlterTableStmt:
 		return "ALTER TABLE"
@@ -312,7 +321,18 @@ func statementKind(n *pg.Node) string {
 	case *pg.Node_NotifyStmt:
 		return "NOTIFY"
 	case *pg.Node_GrantStmt:
+		if !v.GrantStmt.IsGrant {
+			return "REVOKE"
+		}
 		return "GRANT"
+	case *pg.Node_RenameStmt:
+		if v.RenameStmt.RenameType == pg.ObjectType_OBJECT_POLICY {
+			return "ALTER POLICY"
+		}
+	case *pg.Node_CreatePolicyStmt:
+		return "CREATE POLICY"
+	case *pg.Node_AlterPolicyStmt:
+		return "ALTER POLICY"
 	case *pg.Node_GrantRoleStmt:
 		return "GRANT ROLE"
 	case *pg.Node_CreateRoleStmt:

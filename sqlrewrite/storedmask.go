@@ -21,7 +21,10 @@ import (
 // NULL).
 func StoredMaskBuilder(opts MaskOptions) catalog.StoredMaskBuilder {
 	return func(maskType string, col catalog.Column, colRef string) (string, bool) {
-		if !storedMaskType(col) {
+		// Stored columns hold Hive's bytes in the column's type; the spark
+		// dialect's masks are text of another shape, so none is verified
+		// (and capStoredMasks reads them as NULL).
+		if !storedMaskType(col) || opts.Dialect == MaskDialectSpark {
 			return "", false
 		}
 		text, err := MaskSQL(maskType, columnType(col), colRef, opts)

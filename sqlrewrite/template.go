@@ -271,13 +271,14 @@ func (t *template) instantiate(sql string, lits []string) *Result {
 // constant, or its rewrite cannot be cut at the placeholders. The exact
 // path then decides (and caches by the exact text), so a template never
 // allows what the statement itself would not.
-func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Session, sql string, key cacheKey) (*Result, bool) {
+func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Session, sql string, key cacheKey) (*Result, *catalog.Snapshot, bool) {
+	snap := env.Catalog
 	if len(sql) > rw.opts.MaxStatementBytes {
-		return nil, false // the exact path reports it
+		return nil, snap, false // the exact path reports it
 	}
 	tmpl, lits, ok := literalTemplate(sql)
 	if !ok {
-		return nil, false
+		return nil, snap, false
 	}
 	// The placeholders stand for literals of a type (integer, bigint,
 	// numeric, untyped string), which decides how the backend resolves an
@@ -290,7 +291,7 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 		tenv := *env
 		tenv.ParamTypes, tenv.literalParams = types, true
 		res := rw.rewriteText(ctx, &tenv, sess, tmpl, false)
-		env.Catalog = tenv.Catalog
+		snap = tenv.Catalog // a forced reload: the exact path goes on from it
 		t = newTemplate(res, len(lits))
 		if res.volatile || res.constDependent {
 			t.usable = false
@@ -298,7 +299,7 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 		if t.usable {
 			// The fingerprint ignores constants; the template's own would
 			// count $n as a different shape from the client's literal.
-			if fp, err := pg.Fingerprint(sql); err == nil {
+			if fp := fingerprint(sql); fp != "" {
 				r := *t.res
 				r.Fingerprint = fp
 				t.res = &r
@@ -308,12 +309,12 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 		// (a table created a moment later must be found) and anything
 		// depending on the session's prepared statements.
 		if !res.volatile && (res.Err == nil || res.Err.Code != CodeUndefinedTable) {
-			key.catalogVersion = env.Catalog.Version
+			key.catalogVersion = snap.Version
 			rw.templates.Set(key, t)
 		}
 	}
 	if !t.usable {
-		return nil, false
+		return nil, snap, false
 	}
-	return t.instantiate(sql, lits), true
+	return t.instantiate(sql, lits), snap, true
 }

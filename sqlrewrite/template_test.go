@@ -85,7 +85,7 @@ func TestTemplateInstantiate(t *testing.T) {
 // same views, search_path and statement information).
 func templateAgrees(rw *Rewriter, env *Env, sess *Session, sql string) error {
 	ctx := context.Background()
-	got, ok := rw.rewriteTemplated(ctx, env, sess, sql, newCacheKey(env, sess, sql))
+	got, _, ok := rw.rewriteTemplated(ctx, env, sess, sql, newCacheKey(env, sess, sql))
 	if !ok {
 		return nil
 	}
@@ -135,7 +135,7 @@ func TestTemplateAgreesWithExactPath(t *testing.T) {
 				if err := templateAgrees(rw, env, sess, sql); err != nil {
 					t.Errorf("%s: %s: %v\nSQL: %s", filepath.Base(file), c.name, err, sql)
 				}
-				if _, ok := rw.rewriteTemplated(context.Background(), env, sess, sql, newCacheKey(env, sess, sql)); ok {
+				if _, _, ok := rw.rewriteTemplated(context.Background(), env, sess, sql, newCacheKey(env, sess, sql)); ok {
 					answered++
 				}
 			}

@@ -333,7 +333,7 @@ type View struct {
 // parseTreeVersion is the parse-tree version Deparse expects of a tree
 // built by hand.
 var parseTreeVersion = func() int32 {
-	t, err := pg.Parse("SELECT")
+	t, err := parse("SELECT", noLimit, noLimit)
 	if err != nil {
 		panic(err)
 	}
@@ -419,9 +419,9 @@ func columnType(c catalog.Column) ColumnType {
 
 // parseExpr parses SQL text that pgranger itself generated as one expression.
 func parseExpr(text string) (*pg.Node, *Error) {
-	tree, err := pg.Parse("SELECT " + text)
+	tree, err := parse("SELECT "+text, noLimit, noLimit)
 	if err != nil {
-		return nil, errorf(CodeFeatureNotSupported, "internal expression does not parse: %v", err)
+		return nil, errorf(CodeFeatureNotSupported, "internal expression does not parse: %v", err.Message)
 	}
 	sel := tree.Stmts[0].Stmt.GetSelectStmt()
 	return sel.TargetList[0].GetResTarget().Val, nil

@@ -307,7 +307,7 @@ func LoadFile(path string) (*catalog.Snapshot, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(f.Catalog) == 0 {
-		return nil, fmt.Errorf("%s: no tables declared under catalog:", path)
+		return nil, fmt.Errorf("%s: no tables declared under catalog", path)
 	}
 	snap, err := Build(f.Catalog, f.Functions)
 	if err != nil {

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -124,6 +125,13 @@ func run(ctx context.Context, bin, cfg, schemaPath, addr, admin string) error {
 		return nil
 	}
 
+	// Authoring (GRANT, CREATE POLICY, …) writes to the policy file: the
+	// demo's copy in the cluster's directory, so the repository's example
+	// stays as it is and the writes go with the cluster.
+	policies, err := copyPolicies(cfg, c.Dir)
+	if err != nil {
+		return err
+	}
 	absCfg, _ := filepath.Abs(cfg)
 	cmd := exec.Command(bin, "serve", "--config", absCfg)
 	cmd.Env = append(os.Environ(),
@@ -131,6 +139,8 @@ func run(ctx context.Context, bin, cfg, schemaPath, addr, admin string) error {
 		"PGRANGER_ADMIN__ADDR="+admin,
 		"PGRANGER_BACKEND__DSN="+c.DSN("pgranger_svc", "pgranger_svc", "demo"),
 		"PGRANGER_AUDIT__PATH="+filepath.Join(c.Dir, "audit.jsonl"),
+		"PGRANGER_POLICY__FILE__POLICIES="+policies,
+		"PGRANGER_POLICY__FILE__TAGS="+filepath.Join(filepath.Dir(policies), "tags.json"),
 	)
 	// pgranger's output goes through the demo (not straight to its
 	// stdout), so a closed pipe cannot kill pgranger either.
@@ -166,7 +176,8 @@ func run(ctx context.Context, bin, cfg, schemaPath, addr, admin string) error {
 
 	say(`
 pgranger is running on %[1]s in front of PostgreSQL on 127.0.0.1:%[2]d.
-Policies: examples/policies/hive.json (edit it: changes apply within a second).
+Policies: %[6]s
+          (a copy of examples/policies/hive.json: edit it, or GRANT as alice; changes apply at once)
 Audit log: %[3]s
 Admin:     http://%[5]s/metrics, /readyz
 
@@ -178,13 +189,14 @@ Try, in another terminal:
 
   SELECT id, ssn, email, amount, region FROM sales.orders;
   SELECT id, name, email, salary FROM hr.employees;
+  GRANT SELECT ON hr.departments TO GROUP analysts;   -- as alice: then bob reads hr.departments
 
 Compare with the raw data, straight to PostgreSQL (bypassing pgranger):
 
   psql "postgres://postgres:%[4]s@127.0.0.1:%[2]d/demo" -c "TABLE sales.orders"
 
 Press Ctrl-C to stop everything.
-`, addr, c.Port, filepath.Join(c.Dir, "audit.jsonl"), testpg.SuperPassword, admin)
+`, addr, c.Port, filepath.Join(c.Dir, "audit.jsonl"), testpg.SuperPassword, admin, policies)
 
 	select {
 	case <-ctx.Done():
@@ -194,6 +206,33 @@ Press Ctrl-C to stop everything.
 		exited <- err
 		return fmt.Errorf("pgranger exited: %v", err)
 	}
+}
+
+// copyPolicies copies the demo configuration's policy file (policies/hive.json
+// beside it, as examples/pgranger.toml names it) into dir/policies
+// with an empty tag file beside it, and returns the copy's path.
+func copyPolicies(cfg, dir string) (string, error) {
+	src := filepath.Join(filepath.Dir(cfg), "policies", "hive.json")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		ServiceName string `json:"serviceName"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("%s: %w", src, err)
+	}
+	pdir := filepath.Join(dir, "policies")
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(pdir, "hive.json")
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		return "", err
+	}
+	tags := fmt.Sprintf("{\"serviceName\": %q, \"tagVersion\": 1}\n", doc.ServiceName)
+	return dst, os.WriteFile(filepath.Join(pdir, "tags.json"), []byte(tags), 0o644)
 }
 
 func waitListening(ctx context.Context, addr string, exited chan error) error {

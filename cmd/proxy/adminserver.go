@@ -11,7 +11,10 @@ import (
 
 	"github.com/pgranger/pgranger/admin"
 	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/metrics"
+	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/policystate"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // adminOptions are the parts of the admin endpoint serve builds.
@@ -53,7 +56,7 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policystate.Hol
 			return admin.PolicyStatus{
 				Source: src.kind, Available: st.Available, Reason: st.Reason, Generation: st.Generation,
 				PolicyVersion: st.Versions.Policy, TagVersion: st.Versions.Tag, RoleVersion: st.Versions.Role, UserStoreVersion: st.Versions.UserStore,
-				LastSuccess: st.LastSuccess, TTL: holder.TTL(),
+				LastSuccess: st.LastSuccess, TTL: holder.TTL(), Ends: policyEnds(holder.Bundle()),
 			}
 		},
 		Ranger:  src.ranger,
@@ -71,4 +74,25 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policystate.Hol
 	log.Info("admin endpoint listening", "addr", srv.Addr(), "scheme", scheme, "paths", "/metrics /healthz /readyz POST /refresh",
 		"bearer-token", ao.token != nil && ao.token() != "", "remote", cfg.Admin.AllowRemote)
 	return srv, nil
+}
+
+// policyEnds lists the policies of b whose validity schedules all end, for
+// pgranger_policy_validity_remaining_seconds.
+func policyEnds(b *ranger.Bundle) []metrics.PolicyEnd {
+	if b == nil || b.Policies == nil {
+		return nil
+	}
+	var out []metrics.PolicyEnd
+	add := func(ps []ranger.RangerPolicy) {
+		for i := range ps {
+			if end, ok := policy.PolicyValidityEnd(&ps[i]); ok {
+				out = append(out, metrics.PolicyEnd{ID: ps[i].ID, Name: ps[i].Name, End: end})
+			}
+		}
+	}
+	add(b.Policies.Policies)
+	if b.Policies.TagPolicies != nil {
+		add(b.Policies.TagPolicies.Policies)
+	}
+	return out
 }

@@ -138,7 +138,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		MaxStatementBytes: cfg.Listen.MaxStatementBytes,
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
-		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
+		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo, Dialect: cfg.Policy.MaskDialect},
 		DMLRowFilter:      cfg.Policy.DMLRowFilter,
 		AllowDDL:          cfg.Policy.AllowDDL,
 		AllowedSettings:   cfg.Policy.AllowedSettings,
@@ -150,6 +150,8 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 
 	c := &checkPrinter{w: stdout, eng: eng, subj: subj, snap: snap, at: now, mapping: cfg.Policy.NamespaceMapping, database: db, who: *who}
 	c.identity()
+	// The same policy masks differently per dialect: say which is in force.
+	fmt.Fprintf(stdout, "mask dialect: %s (%s; policy.mask-dialect)\n", cfg.Policy.MaskDialect, maskDialectWhose[cfg.Policy.MaskDialect])
 	for i, st := range res.Statements {
 		c.statement(i+1, st)
 	}
@@ -202,6 +204,12 @@ type checkPrinter struct {
 	mapping  string
 	database string
 	who      bool // print the resource access info of each relation
+}
+
+// maskDialectWhose names whose results a mask dialect reproduces.
+var maskDialectWhose = map[string]string{
+	sqlrewrite.MaskDialectHive:  "HiveServer2's mask results",
+	sqlrewrite.MaskDialectSpark: "Spark's mask results under Kyuubi's Ranger plugin",
 }
 
 func (c *checkPrinter) identity() {
@@ -372,7 +380,7 @@ func commandCatalog(command string, cfg *config.Config, database, catalogPath st
 	defer cancel()
 	var copts catalog.Options
 	if verifyStoredMasks {
-		copts.StoredMasks = sqlrewrite.StoredMaskBuilder(sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo})
+		copts.StoredMasks = sqlrewrite.StoredMaskBuilder(sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo, Dialect: cfg.Policy.MaskDialect})
 	}
 	cat, err := catalog.OpenWith(ctx, cfg.Backend.DSN, db, time.Hour, copts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgranger/pgranger/internal/testpg"
+	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // `pgranger check` offline: the demo configuration and policies, the
@@ -22,7 +23,8 @@ func TestCheckCommandOffline(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"user bob, groups analysts, roles analyst, attributes region=US\n",
+		"user bob, groups analysts, roles analyst, attributes region=US\n" +
+			"mask dialect: hive (HiveServer2's mask results; policy.mask-dialect)\n",
 		"statement 1: SELECT\n  database=sales table=orders\n",
 		"    select id, ssn, email, amount: allowed by policy 1\n",
 		"    mask ssn: MASK_SHOW_LAST_4 (policy 10)\n",
@@ -142,5 +144,66 @@ policies = "`+filepath.Join(root, "examples", "policies", "hive.json")+`"
 	code, out, errOut := runCLI("check", "--config", cfg, "--user", "bob", "--search-path", "sales", "SELECT amount FROM orders")
 	if code != 0 || !strings.Contains(out, "    select amount: allowed by policy 1\n") || !strings.Contains(out, "FROM sales.orders WHERE region = 'US'") {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// The statements that crashed pgranger (check among them) are refused
+// with 54001 for a user with no access to anything: by the scan before
+// the parser sees them, by the tree's depth before anything deparses it,
+// or by listen.max-nesting-depth.
+func TestCheckCommandRefusesDeepStatements(t *testing.T) {
+	root := repoRoot(t)
+	cfg := filepath.Join(root, "examples", "pgranger.toml")
+	cat := filepath.Join(root, "examples", "policies", "decisions.yaml")
+	lim := sqlrewrite.CurrentNestingLimits()
+	if lim.TextLevels >= 50000 {
+		t.Skipf("a %d-byte C stack lets the parser have these statements", lim.StackBytes)
+	}
+	rep := strings.Repeat
+	tooDeep := func(what string) string {
+		return "statement is nested too deeply to analyse safely: " + what + "; " + lim.Allowed()
+	}
+	plus := tooDeep("its parse tree is 9,611 levels deep (4,800 operators on one path)")
+	if lim.TextLevels < 9634 {
+		plus = tooDeep("4,800 operators on one path could make its parse tree 9,634 levels deep")
+	}
+	for _, c := range []struct{ name, sql, msg string }{
+		{"4,800 + terms", "SELECT abs(1)" + rep(" + 1", 4800), plus},
+		{"30,000 OPERATOR(+)", "SELECT 1" + rep(" OPERATOR(pg_catalog.+) 1", 30000),
+			tooDeep("30,000 operators on one path could make its parse tree 60,030 levels deep")},
+		{"30,000 CROSS JOINs", "SELECT 1 FROM sales.orders" + rep(" CROSS JOIN sales.orders", 30000),
+			tooDeep("30,000 joins on one path could make its parse tree 60,030 levels deep")},
+		{"50,000 UNION ALL", "SELECT 1" + rep(" UNION ALL SELECT 1", 50000),
+			tooDeep("50,000 UNION, INTERSECT or EXCEPT branches on one path could make its parse tree 50,030 levels deep")},
+		{"2,000 nested CASE", "SELECT " + rep("CASE WHEN true THEN ", 2000) + "1" + rep(" END", 2000),
+			"statement nests parentheses, brackets or CASE expressions more than 1,000 deep (listen.max-nesting-depth)"},
+	} {
+		code, out, errOut := runCLI("check", "--config", cfg, "--catalog", cat, "--user", "mallory", c.sql)
+		want := "result: denied\nERROR 54001: pgranger: " + c.msg + "\n"
+		if code != 1 || !strings.HasSuffix(out, want) {
+			t.Errorf("%s: exit %d, want 1 and output ending %q\n%.2000s%s", c.name, code, want, out, errOut)
+		}
+	}
+}
+
+// policy.mask-dialect = "spark": check says so, and the masks are Spark's
+// under Kyuubi's plugin (a regexp_replace chain, md5, date_trunc).
+func TestCheckCommandSparkDialect(t *testing.T) {
+	root := repoRoot(t)
+	t.Setenv("PGRANGER_POLICY__MASK_DIALECT", "spark")
+	code, out, errOut := runCLI("check", "--config", filepath.Join(root, "examples", "pgranger.toml"),
+		"--catalog", filepath.Join(root, "examples", "policies", "decisions.yaml"), "--user", "bob",
+		"SELECT email, order_date FROM sales.orders")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"mask dialect: spark (Spark's mask results under Kyuubi's Ranger plugin; policy.mask-dialect)\n",
+		`pg_catalog.md5(email::pg_catalog.text) COLLATE pg_catalog."default" AS email`,
+		"pg_catalog.date_trunc('year', order_date::timestamp) AS order_date",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -12,7 +12,7 @@ func TestLintCommand(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(repoRoot(t), "lint", "testdata", "findings.json") // the findings of package lint's test
 	code, out, errOut := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file)
-	if code != 1 || !strings.Contains(errOut, "6 error(s), 5 warning(s)") {
+	if code != 1 || !strings.Contains(errOut, "6 error(s), 6 warning(s)") {
 		t.Errorf("exit %d, want 1 (stderr %q)", code, errOut)
 	}
 	want := []string{
@@ -23,6 +23,7 @@ func TestLintCommand(t *testing.T) {
 		`warning: policy 5 "expired": validity schedule ended 2024/12/31 23:59:59 Europe/Berlin`,
 		`warning: policy 5 "expired": every validity schedule has ended: the policy never applies`,
 		`warning: policy 6 "still valid": validity schedule ended 2024/01/01 00:00:00 GMT`,
+		`warning: policy 8 "ends soon": stops applying in 4 days 12 hours, at 2026/01/05 12:00:00 UTC, when its last validity schedule ends`,
 		`error: policy 7 "masks": mask item 3: mask type "mask_hash" is declared as "MASK_HASH" (Ranger compares mask type names exactly)`,
 		`error: policy 7 "masks": mask item 4: mask type "MASK_SHOW_LAST_2" is not declared in the serviceDef's dataMaskDef`,
 		`error: policy 100 "tag mask": mask item 2: mask type "hbase:MASK" is for another component than hive`,

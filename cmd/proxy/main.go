@@ -6,6 +6,7 @@
 //	pgranger test [-v] [--config FILE] FILE...
 //	pgranger lint [--strict] POLICIES.json
 //	pgranger masks --stored-ddl --config FILE [--database D] [--catalog FILE]
+//	pgranger policy export|diff|sync --config FILE --dir DIR [--dry-run] [--prune]
 //	pgranger healthcheck [--url URL]
 //	pgranger version
 package main
@@ -55,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return testCommand(args[1:], stdout, stderr)
 	case "lint":
 		return lintCommand(args[1:], stdout, stderr)
+	case "policy":
+		return policyCommand(args[1:], stdout, stderr)
 	case "masks":
 		return masksCommand(args[1:], stdout, stderr)
 	case "healthcheck":
@@ -84,6 +87,10 @@ Usage:
   pgranger lint [--strict] POLICIES.json    report risky or broken policies: errors (public on wildcards, undeclared mask types) exit 1; warnings (no owner label, …) only with --strict
   pgranger masks --stored-ddl --config FILE [--database D] [--catalog FILE]
                                  print ALTER TABLE statements adding stored columns for the policies' masks
+  pgranger policy export|diff|sync --config FILE --dir DIR [--dry-run] [--prune]
+                                 policies as code: one JSON file per policy; diff exits 1 when not in step;
+                                 sync writes creates and updates (labelled managed-by:pgranger), --prune deletes
+                                 drifted ones it manages
   pgranger healthcheck [--url URL]
                                  exit 0 when the admin endpoint's /readyz answers 200 (container health checks)
   pgranger version               print the version
@@ -173,14 +180,15 @@ func serve(args []string, stderr io.Writer) int {
 		MaxStatementBytes: cfg.Listen.MaxStatementBytes,
 		MaxNestingDepth:   cfg.Listen.MaxNestingDepth,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
-		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo},
+		Mask:              sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo, Dialect: cfg.Policy.MaskDialect},
 		DMLRowFilter:      cfg.Policy.DMLRowFilter,
 		AllowDDL:          cfg.Policy.AllowDDL,
 		AllowedSettings:   cfg.Policy.AllowedSettings,
 		CacheBytes:        int64(cfg.Policy.RewriteCacheMB) << 20,
 		CacheStats:        true, // pgranger_rewrite_cache_hits_total / _misses_total
 	})
-	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log})
+	srv := pgwire.NewServer(pgwire.Options{Config: cfg, Auth: auth, Rewriter: rw, Policies: holder, Audit: auditLog, Log: log,
+		Author: newAuthor(cfg, holder, policies, log)})
 
 	token, err := adminToken(cfg.Admin)
 	if err != nil {
@@ -223,7 +231,11 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("listen.addr", "err", err)
 		return 1
 	}
-	log.Info("pgranger listening", "addr", ln.Addr().String(), "version", version)
+	// How deeply a statement may nest follows the C stack (ulimit -s):
+	// worth knowing when a deep one is refused with 54001.
+	nesting := sqlrewrite.CurrentNestingLimits()
+	log.Info("pgranger listening", "addr", ln.Addr().String(), "version", version,
+		"parse-tree-levels", nesting.TreeLevels, "c-stack-bytes", nesting.StackBytes)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	var sig os.Signal

@@ -43,6 +43,10 @@ func masksCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pgranger masks: %v\n", err)
 		return 1
 	}
+	if cfg.Policy.MaskDialect == sqlrewrite.MaskDialectSpark {
+		fmt.Fprintf(stderr, "pgranger masks: stored masks hold HiveServer2's results, and policy.mask-dialect = \"spark\" reads none (docs/masks.md, \"Dialects\")\n")
+		return 1
+	}
 	b, eng, err := loadBundleEngine(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pgranger masks: policies: %v\n", err)
@@ -56,7 +60,7 @@ func masksCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeCatalog()
 	ddl, skipped := sqlrewrite.StoredMaskDDL(storedMaskSubjects(b), eng, snap, db, cfg.Policy.NamespaceMapping,
-		sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo}, time.Now())
+		sqlrewrite.MaskOptions{HashAlgo: cfg.Policy.HashAlgo, Dialect: cfg.Policy.MaskDialect}, time.Now())
 	fmt.Fprintf(stdout, "-- pgranger stored masks for database %q: %d column(s); each holds only masked values (docs/masks.md, \"Stored masks\")\n", db, len(ddl))
 	for _, s := range skipped {
 		fmt.Fprintln(stdout, s)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pgranger/pgranger/authoring"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policystate"
 	"github.com/pgranger/pgranger/ranger"
@@ -24,6 +25,11 @@ type policySource struct {
 	refresh func(ctx context.Context) (any, bool, error)
 	// ranger is the Ranger source's status (nil for files).
 	ranger func() rangeradmin.SourceStatus
+	// store is where authoring writes (authoring.go), and reload brings a
+	// change into force at once (the file source checks its files, the
+	// Ranger source runs a round).
+	store  authoring.Store
+	reload func(ctx context.Context) error
 }
 
 // startPolicySource builds the source named by policy.source, connects it
@@ -97,7 +103,13 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policystat
 		}
 	}()
 	return &policySource{
-		kind: "file",
+		kind:  "file",
+		store: authoring.FileStore{Files: ranger.NewFileStore(src.Paths())},
+		reload: func(context.Context) error {
+			// A write may leave size and modification time as they were.
+			src.Invalidate()
+			return check()
+		},
 		refresh: func(context.Context) (any, bool, error) {
 			err := check()
 			st := holder.Snapshot()
@@ -111,7 +123,9 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policystat
 	}
 }
 
-func startRangerSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
+// newAdminClient builds the Ranger Admin client of policy.ranger: the
+// password from the environment or its file (checked now), the URLs, TLS.
+func newAdminClient(cfg *config.Config, log *slog.Logger) (*rangeradmin.AdminClient, error) {
 	rc := cfg.Policy.Ranger
 	password := func() (string, error) { return rc.AdminPassword, nil }
 	if rc.AdminPasswordFile != "" {
@@ -142,6 +156,15 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 	})
 	if err != nil {
 		return nil, fmt.Errorf("policy.ranger: %w", err)
+	}
+	return client, nil
+}
+
+func startRangerSource(ctx context.Context, cfg *config.Config, holder *policystate.Holder, log *slog.Logger) (*policySource, error) {
+	rc := cfg.Policy.Ranger
+	client, err := newAdminClient(cfg, log)
+	if err != nil {
+		return nil, err
 	}
 	if rc.AcceptInvalidCerts {
 		log.Warn("policy.ranger.accept-invalid-certs = true: the Ranger Admin certificate is NOT verified; anyone on the network path can serve pgranger any policies and read the admin password. Use ca-file instead; never run this in production.")
@@ -199,7 +222,15 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 	}
 	go src.Run(ctx)
 	return &policySource{
-		kind: "ranger",
+		kind:  "ranger",
+		store: authoring.RangerStore{Client: client},
+		reload: func(ctx context.Context) error {
+			rep, err := src.Refresh(ctx)
+			if err == nil && rep.Error != "" {
+				err = errors.New(rep.Error)
+			}
+			return err
+		},
 		refresh: func(ctx context.Context) (any, bool, error) {
 			rep, err := src.Refresh(ctx)
 			if err != nil {

@@ -5,26 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
-// repoRoot is the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t *testing.T) string { return testrepo.Root(t) }
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut strings.Builder
@@ -40,17 +25,13 @@ func lastLine(s string) string {
 // Every Ranger conformance file (../shared/ranger/conformance and its
 // round2/) passes through `pgranger test`, except the cases listed as
 // known differences (policy/policytest, docs/policy-semantics.md). Missing
-// fixtures fail the test unless PGRANGER_NO_RANGER_FIXTURES=1.
+// fixtures skip it, or fail it with CI=true (testrepo.Shared).
 func TestTestCommandConformance(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "..", "shared", "ranger", "conformance")
+	dir := testrepo.Shared(t, "ranger", "conformance")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	round2, _ := filepath.Glob(filepath.Join(dir, "round2", "test_*.json"))
 	if len(files) == 0 || len(round2) == 0 {
-		msg := "Ranger conformance fixtures not found in " + dir + " (or its round2/): they are Apache Ranger's test data and live beside the repository"
-		if os.Getenv("PGRANGER_NO_RANGER_FIXTURES") == "1" {
-			t.Skip("SKIPPED: " + msg)
-		}
-		t.Fatal(msg + "; set PGRANGER_NO_RANGER_FIXTURES=1 to skip")
+		testrepo.MissingShared(t, filepath.Join(dir, "round2"))
 	}
 	files = append(files, round2...)
 	code, out, errOut := runCLI(append([]string{"test"}, files...)...)

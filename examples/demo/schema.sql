@@ -40,6 +40,16 @@ INSERT INTO hr.employees VALUES
     (2, 'Katherine Johnson', 'katherine@example.com', 172000, 'Research',   '2020-01-13'),
     (3, 'Dennis Ritchie',    'dennis@example.com',   168000, 'Engineering', '2018-06-25');
 
+CREATE TABLE hr.departments (
+    id    integer PRIMARY KEY,
+    name  text NOT NULL,
+    floor integer
+);
+
+INSERT INTO hr.departments VALUES
+    (1, 'Engineering', 3),
+    (2, 'Research',    4);
+
 -- Least privilege for the proxy's service role: it reads, nothing more.
 GRANT USAGE ON SCHEMA sales, hr TO pgranger_svc;
 GRANT SELECT ON ALL TABLES IN SCHEMA sales, hr TO pgranger_svc;

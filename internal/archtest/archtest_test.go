@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 const module = "github.com/pgranger/pgranger"
@@ -34,17 +35,7 @@ type listedPackage struct {
 	XTestImports []string
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("no go.mod at %s: %v", dir, err)
-	}
-	return dir
-}
+func repoRoot(t *testing.T) string { return testrepo.Root(t) }
 
 // readRules parses the table under "## Package map and import rules":
 // | `pkg` | layer | job | `a`, `b` or — | `c` or — |
@@ -103,11 +94,9 @@ func readRules(t *testing.T, r io.Reader) map[string]rule {
 
 func goList(t *testing.T, root string) []listedPackage {
 	t.Helper()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	cmd := exec.Command(goBin, "list", "-json", "./...")
+	// The go command that runs the tests (GOROOT/bin, which go test
+	// puts first on PATH), else the one on PATH.
+	cmd := exec.Command("go", "list", "-json", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

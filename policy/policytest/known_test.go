@@ -6,23 +6,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 // docRows reads the "Known differences" table of docs/policy-semantics.md:
 // file | kind | case | aspect | Ranger | pgranger, and why.
 func docRows(t *testing.T) []string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if parent := filepath.Dir(dir); parent != dir {
-			dir = parent
-		} else {
-			t.Fatal("go.mod not found")
-		}
-	}
+	dir := testrepo.Root(t)
 	data, err := os.ReadFile(filepath.Join(dir, "docs", "policy-semantics.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,13 @@ type Suite struct {
 	// (updatedTests) run against it.
 	Updated *policy.Engine
 	Cases   []Case
+
+	// Bundle is what Engine was built from, and Deltas (nil when the file
+	// has no updatedPolicies) the policy deltas as Ranger Admin would send
+	// them: a ServicePolicies document with policyDeltas and no policies.
+	// Other engines (Ranger's own, in internal/interop) are given the same.
+	Bundle *ranger.Bundle
+	Deltas *ranger.ServicePolicies
 }
 
 // Case is one check: a test of the file can hold an access, a mask and a
@@ -59,7 +66,12 @@ type Case struct {
 	HasFilter     bool
 	WantInfo      policy.ResourceAccessInfo // "accessinfo" cases
 
-	UserAttributes map[string]map[string]string
+	UserAttributes  map[string]map[string]string
+	GroupAttributes map[string]map[string]string
+
+	// FileRequest is the test's request object as the file writes it, for
+	// runners that build their own request from it.
+	FileRequest json.RawMessage
 
 	// AfterDeltas: a case of updatedTests, run against Suite.Updated.
 	AfterDeltas bool
@@ -219,7 +231,32 @@ type testFormat struct {
 		DeniedUsers   []string `json:"deniedUsers"`
 		DeniedGroups  []string `json:"deniedGroups"`
 	} `json:"resourceAccessInfo"`
-	UserAttributes map[string]map[string]string `json:"userAttributes"`
+	UserAttributes  map[string]map[string]string `json:"userAttributes"`
+	GroupAttributes map[string]map[string]string `json:"groupAttributes"`
+
+	raw json.RawMessage // the request object as written
+}
+
+// rawRequests returns the request object of each test under key, as
+// written in the file.
+func rawRequests(data []byte, key string) ([]json.RawMessage, error) {
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, err
+	}
+	var tests []struct {
+		Request json.RawMessage `json:"request"`
+	}
+	if raw, ok := f[key]; ok {
+		if err := json.Unmarshal(raw, &tests); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	out := make([]json.RawMessage, len(tests))
+	for i, t := range tests {
+		out[i] = t.Request
+	}
+	return out, nil
 }
 
 type tagJSON struct {
@@ -283,8 +320,13 @@ func LoadFile(path string) (*Suite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	s := &Suite{File: filepath.Base(path), Engine: eng}
+	s := &Suite{File: filepath.Base(path), Engine: eng, Bundle: bundle}
+	rawTests, err := rawRequests(data, "tests")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.File, err)
+	}
 	for i := range f.Tests {
+		f.Tests[i].raw = rawTests[i]
 		cs, err := casesOf(&f.Tests[i])
 		if err != nil {
 			return nil, fmt.Errorf("%s: test %q: %w", s.File, f.Tests[i].Name, err)
@@ -308,7 +350,14 @@ func LoadFile(path string) (*Suite, error) {
 		if s.Updated, err = policy.NewEngine(&ub, policy.Options{ReadTagFile: classpathReader(filepath.Dir(path))}); err != nil {
 			return nil, fmt.Errorf("%s: after updatedPolicies: %w", s.File, err)
 		}
+		s.Deltas = &ranger.ServicePolicies{ServiceName: sp.ServiceName, PolicyVersion: sp.PolicyVersion + 1, ServiceDef: sp.ServiceDef,
+			AuditMode: sp.AuditMode, ServiceConfig: sp.ServiceConfig, PolicyDeltas: u.PolicyDeltas, SecurityZones: u.SecurityZones}
+		rawUpdated, err := rawRequests(data, "updatedTests")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.File, err)
+		}
 		for i := range f.UpdatedTests {
+			f.UpdatedTests[i].raw = rawUpdated[i]
 			cs, err := casesOf(&f.UpdatedTests[i])
 			if err != nil {
 				return nil, fmt.Errorf("%s: updated test %q: %w", s.File, f.UpdatedTests[i].Name, err)
@@ -369,9 +418,11 @@ func rolesFromMappings(service string, users, groups, roles map[string][]string)
 
 func casesOf(t *testFormat) ([]Case, error) {
 	base := Case{
-		Name:           t.Name,
-		Subject:        policy.Subject{User: t.Request.User, Groups: t.Request.UserGroups, Roles: t.Request.UserRoles},
-		UserAttributes: t.UserAttributes,
+		Name:            t.Name,
+		Subject:         policy.Subject{User: t.Request.User, Groups: t.Request.UserGroups, Roles: t.Request.UserRoles},
+		UserAttributes:  t.UserAttributes,
+		GroupAttributes: t.GroupAttributes,
+		FileRequest:     t.raw,
 	}
 	if attrs, ok := t.UserAttributes[t.Request.User]; ok {
 		base.Subject.Attributes = attrs
@@ -550,25 +601,36 @@ func rangerID(id int64) int64 {
 	return id
 }
 
-func (s *Suite) runCase(c *Case) Result {
-	res := Result{Case: c.Name, Kind: c.Kind}
+// Answer is pgranger's answer to a case, in the terms of Ranger's result
+// (policy ids -1 when no policy decided).
+type Answer struct {
+	Allowed  bool
+	Audited  bool
+	PolicyID int64
+	Reason   string // access: why
+
+	MaskType    string // MASK_NONE when a MASK_NONE item matched
+	MaskedValue string
+
+	FilterExpr string // several filters joined with " AND "
+	Filters    int    // how many filters applied
+
+	Info policy.ResourceAccessInfo
+}
+
+// Answer evaluates a case with pgranger's engine (the updated engine for
+// cases after updatedPolicies).
+func (s *Suite) Answer(c *Case) Answer {
 	eng := s.Engine
 	if c.AfterDeltas {
 		eng = s.Updated
 	}
-	var decisionOK, idOK bool
+	var a Answer
 	switch c.Kind {
 	case "access":
 		d := access(eng, c)
-		audited := eng.AuditRequest(&c.Subject, c.Request, d)
-		res.Want = fmt.Sprintf("allowed=%v policyId=%d", c.WantAllowed, c.WantPolicyID)
-		res.Got = fmt.Sprintf("allowed=%v policyId=%d (%s)", d.Allowed, rangerID(d.PolicyID), d.Reason)
-		if c.WantAudited != nil {
-			res.Want += fmt.Sprintf(" audited=%v", *c.WantAudited)
-			res.Got += fmt.Sprintf(" audited=%v", audited)
-		}
-		decisionOK = d.Allowed == c.WantAllowed && (c.WantAudited == nil || *c.WantAudited == audited)
-		idOK = rangerID(d.PolicyID) == c.WantPolicyID
+		a.Allowed, a.PolicyID, a.Reason = d.Allowed, rangerID(d.PolicyID), d.Reason
+		a.Audited = eng.AuditRequest(&c.Subject, c.Request, d)
 	case "mask":
 		m := eng.MaskRequest(&c.Subject, c.Request)
 		if m.Type == "" && m.PolicyID != 0 {
@@ -576,33 +638,55 @@ func (s *Suite) runCase(c *Case) Result {
 			// deciding policy; Ranger's result names the type.
 			m.Type = "MASK_NONE"
 		}
+		a.MaskType, a.MaskedValue, a.PolicyID = m.Type, m.ValueExpr, rangerID(m.PolicyID)
+	case "accessinfo":
+		a.Info = eng.ResourceAccessInfo(c.Request)
+	case "rowfilter":
+		rf := eng.RowFilterRequest(&c.Subject, c.Request)
+		a.PolicyID, a.Filters = -1, len(rf.Exprs)
+		if len(rf.Exprs) > 0 {
+			a.FilterExpr, a.PolicyID = strings.Join(rf.Exprs, " AND "), rf.PolicyIDs[0]
+		}
+	}
+	return a
+}
+
+func (s *Suite) runCase(c *Case) Result {
+	res := Result{Case: c.Name, Kind: c.Kind}
+	a := s.Answer(c)
+	var decisionOK, idOK bool
+	switch c.Kind {
+	case "access":
+		res.Want = fmt.Sprintf("allowed=%v policyId=%d", c.WantAllowed, c.WantPolicyID)
+		res.Got = fmt.Sprintf("allowed=%v policyId=%d (%s)", a.Allowed, a.PolicyID, a.Reason)
+		if c.WantAudited != nil {
+			res.Want += fmt.Sprintf(" audited=%v", *c.WantAudited)
+			res.Got += fmt.Sprintf(" audited=%v", a.Audited)
+		}
+		decisionOK = a.Allowed == c.WantAllowed && (c.WantAudited == nil || *c.WantAudited == a.Audited)
+		idOK = a.PolicyID == c.WantPolicyID
+	case "mask":
 		res.Want = fmt.Sprintf("maskType=%q maskedValue=%q policyId=%d", c.WantMaskType, c.WantMaskValue, c.WantPolicyID)
-		res.Got = fmt.Sprintf("maskType=%q maskedValue=%q policyId=%d", m.Type, m.ValueExpr, rangerID(m.PolicyID))
-		idOK = rangerID(m.PolicyID) == c.WantPolicyID || (m.Type == "" && c.WantPolicyID == -1)
-		decisionOK = m.Type == c.WantMaskType && m.ValueExpr == c.WantMaskValue
-		if !decisionOK && m.Type == c.WantMaskType && idOK {
-			if kd := knownDifference(s.File, c); kd != nil && kd.Aspect == AspectExpression && expandUserExprs(m.ValueExpr, c) == c.WantMaskValue {
+		res.Got = fmt.Sprintf("maskType=%q maskedValue=%q policyId=%d", a.MaskType, a.MaskedValue, a.PolicyID)
+		idOK = a.PolicyID == c.WantPolicyID || (a.MaskType == "" && c.WantPolicyID == -1)
+		decisionOK = a.MaskType == c.WantMaskType && a.MaskedValue == c.WantMaskValue
+		if !decisionOK && a.MaskType == c.WantMaskType && idOK {
+			if kd := knownDifference(s.File, c); kd != nil && kd.Aspect == AspectExpression && expandUserExprs(a.MaskedValue, c) == c.WantMaskValue {
 				res.Status, res.Reason = Different, kd.Reason
 				return res
 			}
 		}
 	case "accessinfo":
-		got := eng.ResourceAccessInfo(c.Request)
-		res.Want, res.Got = infoString(c.WantInfo), infoString(got)
+		res.Want, res.Got = infoString(c.WantInfo), infoString(a.Info)
 		decisionOK = res.Want == res.Got
 		idOK = true
 	case "rowfilter":
-		rf := eng.RowFilterRequest(&c.Subject, c.Request)
-		got, gotID := "", int64(-1)
-		if len(rf.Exprs) > 0 {
-			got, gotID = strings.Join(rf.Exprs, " AND "), rf.PolicyIDs[0]
-		}
 		res.Want = fmt.Sprintf("filterExpr=%q policyId=%d", c.WantFilter, c.WantPolicyID)
-		res.Got = fmt.Sprintf("filterExpr=%q policyId=%d", got, gotID)
-		decisionOK = got == c.WantFilter && len(rf.Exprs) <= 1
-		idOK = gotID == c.WantPolicyID
+		res.Got = fmt.Sprintf("filterExpr=%q policyId=%d", a.FilterExpr, a.PolicyID)
+		decisionOK = a.FilterExpr == c.WantFilter && a.Filters <= 1
+		idOK = a.PolicyID == c.WantPolicyID
 		if !decisionOK && idOK {
-			if kd := knownDifference(s.File, c); kd != nil && kd.Aspect == AspectExpression && expandUserExprs(got, c) == c.WantFilter {
+			if kd := knownDifference(s.File, c); kd != nil && kd.Aspect == AspectExpression && expandUserExprs(a.FilterExpr, c) == c.WantFilter {
 				res.Status, res.Reason = Different, kd.Reason
 				return res
 			}

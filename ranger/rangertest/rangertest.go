@@ -19,6 +19,11 @@
 //   - the plain (unauthenticated) paths answer 400, as Ranger 2.9+ does when
 //     unauthenticated download is not enabled.
 //
+// It also answers the write APIs HiveServer2 and policy-as-code tools use
+// (writes.go): grant and revoke, the public v2 policy API, the tag import
+// and role creation, with Ranger's checks, and bumps the version of what
+// they change.
+//
 // Tests can make it fail (any status and body), hang, answer garbage, lose
 // the service, stop listening and come back on the same address, and bump
 // document versions. It counts requests and remembers their parameters. It
@@ -39,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
@@ -61,14 +67,23 @@ type Server struct {
 	gone          bool
 	garbage       map[rangeradmin.Document]bool
 	notModified   int // 304 or 204
+	plainAllowed  bool
 	counts        map[rangeradmin.Document]int
 	queries       map[rangeradmin.Document]url.Values
 	users         map[rangeradmin.Document]string
+
+	// The write side (writes.go).
+	grantRevokeUsers []string // policy.grantrevoke.auth.users
+	serviceAdmins    []string // service.admin.users
+	writes           int
+	writeLog         []string
+	pageRequests     int
 }
 
 type document struct {
 	body    []byte
 	version int64
+	parsed  *ranger.ServicePolicies // policies only: the body parsed (writes.go)
 }
 
 type fault struct {
@@ -391,7 +406,24 @@ var plainPaths = []string{
 	"/service/xusers/download/",
 }
 
+// plainDocs are the documents of plainPaths, in order.
+var plainDocs = []rangeradmin.Document{rangeradmin.DocPolicies, rangeradmin.DocTags, rangeradmin.DocRoles, rangeradmin.DocUserStore}
+
+// AllowUnauthenticatedDownload makes the plain paths serve the documents
+// without authentication, as a Ranger Admin with
+// ranger.admin.allow.unauthenticated.download.access does (and Ranger
+// before 2.9 did): what a plugin outside Kerberos, such as Kyuubi's in a
+// Spark session, downloads from.
+func (s *Server) AllowUnauthenticatedDownload(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plainAllowed = on
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if s.handleWrite(w, r) {
+		return
+	}
 	var doc rangeradmin.Document
 	var service string
 	for _, d := range rangeradmin.AllDocuments {
@@ -400,16 +432,26 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	plain := false
 	if doc == "" {
-		for _, p := range plainPaths {
-			if strings.HasPrefix(r.URL.Path, p) {
+		s.mu.Lock()
+		allowed := s.plainAllowed
+		s.mu.Unlock()
+		for i, p := range plainPaths {
+			if rest, ok := strings.CutPrefix(r.URL.Path, p); ok {
+				if allowed {
+					doc, service, plain = plainDocs[i], rest, true
+					break
+				}
 				// Ranger 2.9+ without ranger.admin.allow.unauthenticated.download.access.
 				vxResponse(w, http.StatusBadRequest, "Unauthenticated access not allowed")
 				return
 			}
 		}
-		http.NotFound(w, r)
-		return
+		if doc == "" {
+			http.NotFound(w, r)
+			return
+		}
 	}
 	if r.Method != http.MethodGet {
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -434,7 +476,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Spring Security runs first on the secure paths.
-	if want, ok := s.accounts[user]; !hasAuth || !ok || want != password {
+	if want, ok := s.accounts[user]; !plain && (!hasAuth || !ok || want != password) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="Ranger Admin"`)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -462,7 +504,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if doc == rangeradmin.DocTags {
 		allowed = s.tagUsers
 	}
-	if !s.admins[user] && !userAllowed(allowed, user) {
+	if !plain && !s.admins[user] && !userAllowed(allowed, user) {
 		vxResponse(w, http.StatusForbidden, fmt.Sprintf("User %s is not allowed to download from service %s", user, svc))
 		return
 	}

@@ -35,9 +35,9 @@ func add[T javaInt](ret T, x int64) T { return T(int64(ret) + x) }
 
 // maskInt is MaskTransformer.transform(Byte|Short|Integer|Long).
 func maskInt[T javaInt](value T, number int64) T {
-	if value == 0 {
-		return T(number)
-	}
+	// Hive 3.1.3's MaskTransformer loops over the digits of the value, so
+	// 0, which has none, stays 0 (measured with hive-exec 3.1.3, the
+	// oracle of internal/interop); later Hive releases give number.
 	val := value
 	if value < 0 {
 		val *= -1 // the minimum stays negative, as in Java
@@ -122,8 +122,8 @@ func showFirstN[T javaInt](value T, n int, number int64) T {
 }
 
 // MaskInt is mask(value, …, numberChar) on an integer of width w: every
-// decimal digit of |value| becomes number, the sign is kept, 0 becomes
-// number. v is taken modulo the width (as a Java cast would); the result is
+// decimal digit of |value| becomes number, the sign is kept, 0 stays 0
+// (Hive 3.1.3). v is taken modulo the width (as a Java cast would); the result is
 // in the width's range. number outside 0–9 means 1.
 func MaskInt(v int64, w Width, number int) int64 {
 	num := normNumber(number)

@@ -217,3 +217,6 @@ SELECT count(*) FROM sales.orders WHERE COALESCE(customer, 'x') = 'Bruno'
 
 -- case: guard: an operator applied to a parameter is evaluated per row (a generic plan does not fold it)
 SELECT count(*) FROM sales.orders WHERE id = $1::int + 1
+
+-- case: guard: an uncorrelated EXISTS is an initplan, not a semi-join (PostgreSQL pulls up only an EXISTS whose WHERE reads the enclosing level)
+SELECT count(*) FROM sales.orders WHERE id = 2 AND EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE 1/(c.relnatts - c.relnatts) = 1)
