@@ -147,7 +147,9 @@ func TestMaskSQLShape(t *testing.T) {
 	}
 	s := get(MaskTypeMask, "text", MaskOptions{})
 	expect("text MASK", s, `("ssn")`, `COLLATE pg_catalog."und-x-icu"`, "pg_catalog.translate(", // ASCII path
-		`E'(?![\\U00010000-\\U0010FFFF])[[:upper:]]'`, // general path never touches supplementary characters
+		// the general path never touches supplementary characters nor the
+		// letters newer than Java 17's Unicode 13
+		`E'(?![\\U00010000-\\U0010FFFF\\u1C89\\u1C8A\\u2C2F\\u2C5F\\uA7C0\\uA7C1\\uA7CB-\\uA7CD\\uA7D0\\uA7D1\\uA7D3\\uA7D5-\\uA7DC])[[:upper:]]'`,
 		`'[[:upper:]]', 'X'`, `'[[:lower:]]', 'x'`, `'[[:digit:]]', 'n'`)
 	if !strings.HasSuffix(s, `COLLATE pg_catalog."default"`) {
 		t.Errorf("text MASK does not end with the default collation: %s", s)
