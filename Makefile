@@ -5,8 +5,9 @@
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
 #   make interop-deps  build the Ranger and Hive oracles the tests compare against (interop/)
-#   make interop  the long differential runs against Ranger 2.6.0 and 2.9.0, random seed
-#                 (printed; SEED=… to reproduce, BUNDLES=… for another size)
+#   make interop  the long differentials: decisions against Ranger 2.6.0 and 2.9.0, masks
+#                 against Hive's UDFs; random seed (printed; SEED=… to reproduce,
+#                 BUNDLES=… and MASK_VALUES=… for other sizes)
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -26,9 +27,13 @@ interop-deps:
 
 # make interop: the decision differential (internal/interop/diffgen) over
 # BUNDLES bundles of 50 requests each with a random seed, against Ranger
-# 2.6.0 and then 2.9.0 (docs/testing.md, "The decision differential").
-SEED    ?= random
-BUNDLES ?= 4000
+# 2.6.0 and then 2.9.0 (docs/testing.md, "The decision differential"), and
+# the mask differential (internal/interop/maskdiff) over MASK_VALUES values
+# and every code point with the same seed (docs/testing.md, "The mask
+# differential").
+SEED        ?= random
+BUNDLES     ?= 4000
+MASK_VALUES ?= 100000
 interop:
 	@INTEROP_RANGER_VERSIONS="2.6.0 2.9.0" scripts/interop-deps.sh
 	@seed=$(SEED); if [ "$$seed" = random ]; then seed=$$(od -An -N6 -tu8 /dev/urandom | tr -d ' '); fi; \
@@ -36,7 +41,10 @@ interop:
 	for v in 2.6.0 2.9.0; do \
 		INTEROP_RANGER_VERSION=$$v PGRANGERTEST_DIFF_SEED=$$seed PGRANGERTEST_DIFF_BUNDLES=$(BUNDLES) \
 			$(GO) test -count=1 -timeout 60m -run 'TestDecisionDifferential' -v ./internal/interop/diffgen || exit 1; \
-	done
+	done; \
+	echo "==> mask differential, seed $$seed, $(MASK_VALUES) values and every code point (make interop SEED=$$seed reproduces)"; \
+	PGRANGERTEST_MASK_SEED=$$seed PGRANGERTEST_MASK_VALUES=$(MASK_VALUES) PGRANGERTEST_MASK_ALL_CODEPOINTS=1 \
+		$(GO) test -count=1 -timeout 60m -run 'TestMaskDifferential|TestEveryCodePoint' -v ./internal/interop/maskdiff
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy
