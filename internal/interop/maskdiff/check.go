@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/policy"
@@ -37,7 +38,8 @@ type Mismatch struct {
 	// Value is the input in PostgreSQL's text: the column's value, or for
 	// CUSTOM the expression's result.
 	Value *string
-	// PG and Hive are the results, in the comparable text (dates ISO).
+	// PG and Hive are the results, in PostgreSQL's text (floating values
+	// in their shortest text).
 	PG, Hive *string
 	// Named is the difference of docs/masks.md that explains it, or "".
 	Named string
@@ -126,11 +128,33 @@ func (h *Harness) columnType(ctx context.Context, c Column) (sqlrewrite.ColumnTy
 }
 
 // Expressions are the SQL of every mask of Masks over column "c" of the
-// column's table, as pgranger emits it: MaskSQL for the built masks, the
-// column itself for MASK_NONE, and for CUSTOM the value expression (here
-// the text column "s") cast to the column's type, as sqlrewrite's
-// customMask casts it.
+// column's table, as pgranger builds it: MaskSQL for the built masks (the
+// text `pgranger masks --stored-ddl` prints), the column itself for
+// MASK_NONE, and for CUSTOM the value expression (here the text column
+// "s") cast to the column's type, as sqlrewrite's customMask casts it;
+// then each of them as the rewriter sends it, spliced into a statement
+// and deparsed by pg_query.
 func (h *Harness) Expressions(ctx context.Context, c Column) ([]string, error) {
+	built, err := h.built(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string(nil), built...)
+	for _, e := range built {
+		tree, err := pg.Parse("SELECT " + e)
+		if err != nil {
+			return nil, fmt.Errorf("pg_query cannot parse a mask of %s: %w", c.PG, err)
+		}
+		d, err := pg.Deparse(tree)
+		if err != nil {
+			return nil, fmt.Errorf("pg_query cannot deparse a mask of %s: %w", c.PG, err)
+		}
+		out = append(out, strings.TrimPrefix(d, "SELECT "))
+	}
+	return out, nil
+}
+
+func (h *Harness) built(ctx context.Context, c Column) ([]string, error) {
 	ct, err := h.columnType(ctx, c)
 	if err != nil {
 		return nil, err
@@ -176,9 +200,19 @@ func (h *Harness) check(ctx context.Context, c Column, rows []Row) ([]Mismatch, 
 	if err != nil {
 		return nil, 0, err
 	}
-	pg, err := h.postgres(ctx, c, rows, exprs)
+	res, err := h.postgres(ctx, c, rows, exprs)
 	if err != nil {
 		return nil, 0, err
+	}
+	// The deparsed expressions, what the rewriter sends, must give what
+	// the built ones give: a difference is the builder's bug, whatever
+	// Hive says.
+	for i := range rows {
+		for j, m := range Masks {
+			if a, b := res[i][j], res[i][len(Masks)+j]; Show(a) != Show(b) {
+				return nil, 0, fmt.Errorf("%s on %s %s: pg_query's round trip of the mask changes %s into %s", m, c.PG, Describe(rows[i].Value), Show(a), Show(b))
+			}
+		}
 	}
 	hive, err := h.Hive(ctx, c, rows)
 	if err != nil {
@@ -196,7 +230,7 @@ func (h *Harness) check(ctx context.Context, c Column, rows []Row) ([]Mismatch, 
 				in = r.Custom
 			}
 			compared++
-			p, q := c.comparable(pg[i][j], hive[j][i])
+			p, q := c.comparable(res[i][j], hive[j][i])
 			if Show(p) == Show(q) {
 				continue
 			}
@@ -251,19 +285,15 @@ func (h *Harness) postgres(ctx context.Context, c Column, rows []Row, exprs []st
 }
 
 // Hive masks the rows with every mask of Masks through the oracle, one
-// line per mask: result[mask][row], nil for NULL (also for a row CUSTOM
-// is not compared on). Each UDF's result is cast back to the column's
-// Hive type, as Ranger's Hive plugin casts it.
+// line per mask: result[mask][row] in PostgreSQL's text, nil for NULL
+// (also for a row CUSTOM is not compared on). Each UDF's result is cast
+// back to the column's Hive type, as Ranger's Hive plugin casts it.
 func (h *Harness) Hive(ctx context.Context, c Column, rows []Row) ([][]*string, error) {
 	vals := make([]*string, len(rows))
 	var customs []*string
 	var customAt []int
 	for i, r := range rows {
-		v, err := c.hiveInput(r.Value)
-		if err != nil {
-			return nil, err
-		}
-		vals[i] = v
+		vals[i] = r.Value
 		if r.Custom != nil {
 			customs = append(customs, r.Custom)
 			customAt = append(customAt, i)
@@ -276,18 +306,18 @@ func (h *Harness) Hive(ctx context.Context, c Column, rows []Row) ([][]*string, 
 		case sqlrewrite.MaskTypeCustom:
 			out[j] = make([]*string, len(rows))
 			var res []*string
-			if res, err = h.hive.Cast(ctx, "string", c.Hive, customs); err == nil {
+			if res, err = h.hive.CastPG(ctx, c.PG, customs); err == nil {
 				for k, i := range customAt {
 					out[j][i] = res[k]
 				}
 			}
 		case sqlrewrite.MaskTypeNull, sqlrewrite.MaskTypeNone:
-			out[j], err = h.hive.Mask(ctx, interop.MaskRequest{MaskType: m, Type: c.Hive, Values: vals})
+			out[j], err = h.hive.MaskPG(ctx, interop.PGMaskRequest{MaskType: m, PGType: c.PG, Values: vals})
 		default:
-			out[j], err = h.hive.Mask(ctx, interop.MaskRequest{Transformer: h.transformers[m], Type: c.Hive, Values: vals, Cast: true})
+			out[j], err = h.hive.MaskPG(ctx, interop.PGMaskRequest{Transformer: h.transformers[m], PGType: c.PG, Values: vals})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("Hive %s on %s: %w", m, c.Hive, err)
+			return nil, fmt.Errorf("Hive %s on the twin of %s: %w", m, c.PG, err)
 		}
 	}
 	return out, nil

@@ -1,7 +1,6 @@
 package maskdiff
 
 import (
-	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -22,8 +21,7 @@ const (
 // Column is one PostgreSQL column type pgranger masks and the Hive type
 // that stands for it.
 type Column struct {
-	PG     string // PostgreSQL type, as in CREATE TABLE
-	Hive   string // Hive type
+	PG     string // PostgreSQL type, as in CREATE TABLE (interop.HiveTypeOf names its Hive twin)
 	Kind   Kind
 	Weight int // share of the values of a run
 	values func(r *rand.Rand, n int) []*string
@@ -36,26 +34,27 @@ type Column struct {
 // Hive's UDFs compute (text, varchar, char, the integers, date), and the
 // types pgranger turns into NULL that have a Hive twin (numeric, the
 // floating types, boolean, bytea, timestamps). PostgreSQL has no tinyint;
-// varchar and bpchar without a length stand for Hive's string.
+// varchar and bpchar without a length stand for Hive's string, timestamptz
+// (read in UTC) for timestamp.
 var Columns = []Column{
-	{PG: "text", Hive: "string", Kind: KindString, Weight: 900, values: strs(40)},
-	{PG: "varchar(12)", Hive: "varchar(12)", Kind: KindString, Weight: 500, values: strs(12)},
-	{PG: "varchar", Hive: "string", Kind: KindString, Weight: 300, values: strs(40)},
-	{PG: "char(1)", Hive: "char(1)", Kind: KindString, Weight: 200, values: strs(1)},
-	{PG: "char(10)", Hive: "char(10)", Kind: KindString, Weight: 500, values: strs(10)},
-	{PG: "char(40)", Hive: "char(40)", Kind: KindString, Weight: 500, values: strs(40)},
-	{PG: "bpchar", Hive: "string", Kind: KindString, Weight: 300, values: strs(40)},
-	{PG: "smallint", Hive: "smallint", Kind: KindInteger, Weight: 300, values: ints(math.MinInt16, math.MaxInt16)},
-	{PG: "integer", Hive: "int", Kind: KindInteger, Weight: 300, values: ints(math.MinInt32, math.MaxInt32)},
-	{PG: "bigint", Hive: "bigint", Kind: KindInteger, Weight: 400, values: ints(math.MinInt64, math.MaxInt64)},
-	{PG: "date", Hive: "date", Kind: KindDate, Weight: 500, values: Dates},
-	{PG: "numeric(12,3)", Hive: "decimal(12,3)", Kind: KindOther, Weight: 150, values: func(r *rand.Rand, n int) []*string { return Decimals(r, n, 12, 3) }},
-	{PG: "timestamp", Hive: "timestamp", Kind: KindOther, Weight: 150, values: Timestamps},
-	{PG: "timestamptz", Hive: "timestamp", Kind: KindOther, Weight: 100, values: Timestamps},
-	{PG: "real", Hive: "float", Kind: KindOther, Weight: 100, values: func(r *rand.Rand, n int) []*string { return Floats(r, n, 32) }},
-	{PG: "double precision", Hive: "double", Kind: KindOther, Weight: 100, values: func(r *rand.Rand, n int) []*string { return Floats(r, n, 64) }},
-	{PG: "boolean", Hive: "boolean", Kind: KindOther, Weight: 50, values: Booleans},
-	{PG: "bytea", Hive: "binary", Kind: KindOther, Weight: 50, values: Bytes, insert: "pg_catalog.convert_to(%s, 'UTF8')"},
+	{PG: "text", Kind: KindString, Weight: 900, values: strs(40)},
+	{PG: "varchar(12)", Kind: KindString, Weight: 500, values: strs(12)},
+	{PG: "varchar", Kind: KindString, Weight: 300, values: strs(40)},
+	{PG: "char(1)", Kind: KindString, Weight: 200, values: strs(1)},
+	{PG: "char(10)", Kind: KindString, Weight: 500, values: strs(10)},
+	{PG: "char(40)", Kind: KindString, Weight: 500, values: strs(40)},
+	{PG: "bpchar", Kind: KindString, Weight: 300, values: strs(40)},
+	{PG: "smallint", Kind: KindInteger, Weight: 300, values: ints(math.MinInt16, math.MaxInt16)},
+	{PG: "integer", Kind: KindInteger, Weight: 300, values: ints(math.MinInt32, math.MaxInt32)},
+	{PG: "bigint", Kind: KindInteger, Weight: 400, values: ints(math.MinInt64, math.MaxInt64)},
+	{PG: "date", Kind: KindDate, Weight: 500, values: Dates},
+	{PG: "numeric(12,3)", Kind: KindOther, Weight: 150, values: func(r *rand.Rand, n int) []*string { return Decimals(r, n, 12, 3) }},
+	{PG: "timestamp", Kind: KindOther, Weight: 150, values: Timestamps},
+	{PG: "timestamptz", Kind: KindOther, Weight: 100, values: Timestamps},
+	{PG: "real", Kind: KindOther, Weight: 100, values: func(r *rand.Rand, n int) []*string { return Floats(r, n, 32) }},
+	{PG: "double precision", Kind: KindOther, Weight: 100, values: func(r *rand.Rand, n int) []*string { return Floats(r, n, 64) }},
+	{PG: "boolean", Kind: KindOther, Weight: 50, values: Booleans},
+	{PG: "bytea", Kind: KindOther, Weight: 50, values: Bytes, insert: "pg_catalog.convert_to(%s, 'UTF8')"},
 }
 
 func strs(maxLen int) func(r *rand.Rand, n int) []*string {
@@ -114,53 +113,16 @@ func (c Column) customs(r *rand.Rand, vals []*string) []*string {
 	return out
 }
 
-// hiveInput is a value in PostgreSQL's text as Hive's text: dates in ISO
-// numbering (44 BC is -0043, years after 9999 signed), booleans spelled
-// out; the rest is written the same.
-func (c Column) hiveInput(v *string) (*string, error) {
-	if v == nil {
-		return nil, nil
-	}
-	switch {
-	case c.Kind == KindDate:
-		d, err := ParsePGDate(*v)
-		if err != nil {
-			return nil, err
-		}
-		return ptr(d.ISO()), nil
-	case c.PG == "boolean":
-		return ptr(map[string]string{"t": "true", "f": "false"}[*v]), nil
-	}
-	return v, nil
-}
-
-// comparable puts a PostgreSQL result and a Hive result of the column's
-// type into one text form: dates in ISO numbering, booleans spelled out,
-// bytea as its bytes, timestamptz (the session is in UTC) without its
-// offset, floating values as the shortest text of their value.
+// comparable puts a PostgreSQL result and a Hive result (in PostgreSQL's
+// text, interop.PGText) into one text: floating values as the shortest
+// text of their value (Java and PostgreSQL spell them differently); the
+// rest is compared as it is.
 func (c Column) comparable(pg, hive *string) (*string, *string) {
-	if pg != nil {
-		switch {
-		case c.Kind == KindDate:
-			if d, err := ParsePGDate(*pg); err == nil {
-				pg = ptr(d.ISO())
-			}
-		case c.PG == "boolean":
-			pg = ptr(map[string]string{"t": "true", "f": "false"}[*pg])
-		case c.PG == "bytea":
-			if b, err := hex.DecodeString(strings.TrimPrefix(*pg, `\x`)); err == nil {
-				pg = ptr(string(b))
-			}
-		case c.PG == "timestamptz":
-			pg = ptr(strings.TrimSuffix(*pg, "+00"))
-		}
-	}
-	if c.PG == "real" || c.PG == "double precision" {
-		bits := 64
-		if c.PG == "real" {
-			bits = 32
-		}
-		return floatText(pg, bits), floatText(hive, bits)
+	switch c.PG {
+	case "real":
+		return floatText(pg, 32), floatText(hive, 32)
+	case "double precision":
+		return floatText(pg, 64), floatText(hive, 64)
 	}
 	return pg, hive
 }
@@ -176,48 +138,10 @@ func floatText(v *string, bits int) *string {
 	return ptr(strconv.FormatFloat(f, 'g', -1, bits))
 }
 
-// ParsePGDate reads a date as PostgreSQL prints it with DateStyle ISO
-// ("2024-07-15", "0044-03-15 BC", "10000-01-01").
-func ParsePGDate(s string) (Date, error) {
-	bc := strings.HasSuffix(s, " BC")
-	s = strings.TrimSuffix(s, " BC")
-	var d Date
-	parts := strings.Split(s, "-")
-	if len(parts) != 3 {
-		return d, fmt.Errorf("maskdiff: %q is not a PostgreSQL date", s)
-	}
-	var err error
-	if d.Year, err = strconv.Atoi(parts[0]); err == nil {
-		if d.Month, err = strconv.Atoi(parts[1]); err == nil {
-			d.Day, err = strconv.Atoi(parts[2])
-		}
-	}
-	if err != nil {
-		return d, fmt.Errorf("maskdiff: %q is not a PostgreSQL date", s)
-	}
-	if bc {
-		d.Year = 1 - d.Year
-	}
-	return d, nil
-}
-
 // PG is the date as PostgreSQL prints it (year 0 is 0001 BC).
 func (d Date) PG() string {
 	if d.Year <= 0 {
 		return fmt.Sprintf("%04d-%02d-%02d BC", 1-d.Year, d.Month, d.Day)
-	}
-	return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.Month, d.Day)
-}
-
-// ISO is the date in ISO numbering as java.time prints it and the Hive
-// oracle reads it: four digits at least, a sign before a negative year
-// and before one of more than four digits.
-func (d Date) ISO() string {
-	switch {
-	case d.Year < 0:
-		return fmt.Sprintf("-%04d-%02d-%02d", -d.Year, d.Month, d.Day)
-	case d.Year > 9999:
-		return fmt.Sprintf("+%d-%02d-%02d", d.Year, d.Month, d.Day)
 	}
 	return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.Month, d.Day)
 }

@@ -38,8 +38,7 @@ func yearBeforePostgres(m Mismatch) bool {
 	if m.Mask != sqlrewrite.MaskTypeDateShowYear || m.Column.Kind != KindDate || m.Value == nil || m.PG != nil || m.Hive == nil {
 		return false
 	}
-	d, err := ParsePGDate(*m.Value)
-	return err == nil && d.Year == pgFirstYear && *m.Hive == (Date{pgFirstYear, 1, 1}).ISO()
+	return strings.HasSuffix(*m.Value, " BC") && strings.HasPrefix(*m.Value, "4714-") && *m.Hive == "4714-01-01 BC"
 }
 
 var nameCell = regexp.MustCompile("^`([a-z0-9-]+)`$")

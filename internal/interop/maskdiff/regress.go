@@ -14,8 +14,8 @@ import (
 
 // Regression is a shrunk mismatch, stored as JSON under
 // testdata/regressions: a column type, a mask type, one value and what
-// Hive returns for it (in the comparable text: dates in ISO numbering),
-// which pgranger's mask must return on PostgreSQL. For CUSTOM the value
+// Hive returns for it, in PostgreSQL's text: what pgranger's mask must
+// return on PostgreSQL. For CUSTOM the value
 // is the text the value expression yields.
 type Regression struct {
 	Name   string  `json:"name"`
@@ -100,6 +100,9 @@ func (h *Harness) OnPostgres(ctx context.Context, r Regression) (*string, error)
 	res, err := h.postgres(ctx, c, []Row{r.row()}, exprs)
 	if err != nil {
 		return nil, err
+	}
+	if a, b := res[0][j], res[0][len(Masks)+j]; Show(a) != Show(b) {
+		return nil, fmt.Errorf("pg_query's round trip of the mask changes %s into %s", Show(a), Show(b))
 	}
 	pg, _ := c.comparable(res[0][j], nil)
 	return pg, nil
