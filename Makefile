@@ -5,8 +5,9 @@
 #   make bench  performance against direct PostgreSQL and pgbouncer
 #   make bench-tpch  TPC-H through pgranger against physical filtered-and-masked copies
 #   make interop-deps  build the Ranger, Hive and Spark oracles the tests compare against (interop/) and fetch Keycloak
-#   make interop  the suites against those real systems, and the long differentials against
-#                 Ranger 2.6.0 and 2.9.0 with a random seed (printed; SEED=… to reproduce, BUNDLES=…)
+#   make interop  the suites against those real systems, then the long differentials: decisions
+#                 against Ranger 2.6.0 and 2.9.0, masks against Hive's UDFs; random seed
+#                 (printed; SEED=… to reproduce, BUNDLES=… and MASK_VALUES=… for other sizes)
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -29,9 +30,13 @@ interop-deps:
 # UDFs, Spark with Ranger's plugin over the same tables, Keycloak), then
 # the decision differential (internal/interop/diffgen) over BUNDLES
 # bundles of 50 requests each with a random seed, against Ranger 2.6.0
-# and then 2.9.0 (docs/testing.md, "The decision differential").
-SEED    ?= random
-BUNDLES ?= 4000
+# and then 2.9.0 (docs/testing.md, "The decision differential"), and
+# the mask differential (internal/interop/maskdiff) over MASK_VALUES values
+# and every code point with the same seed (docs/testing.md, "The mask
+# differential").
+SEED        ?= random
+BUNDLES     ?= 4000
+MASK_VALUES ?= 100000
 interop: deps interop-deps
 	@GO=$(GO) scripts/test.sh ./internal/interop ./policy/policytest ./internal/testkeycloak
 	@GO=$(GO) scripts/test.sh -run 'TestSparkParity|TestKeycloak|TestCompose' ./e2e
@@ -41,7 +46,10 @@ interop: deps interop-deps
 	for v in 2.6.0 2.9.0; do \
 		INTEROP_RANGER_VERSION=$$v PGRANGERTEST_DIFF_SEED=$$seed PGRANGERTEST_DIFF_BUNDLES=$(BUNDLES) \
 			$(GO) test -count=1 -timeout 60m -run 'TestDecisionDifferential' -v ./internal/interop/diffgen || exit 1; \
-	done
+	done; \
+	echo "==> mask differential, seed $$seed, $(MASK_VALUES) values and every code point (make interop SEED=$$seed reproduces)"; \
+	PGRANGERTEST_MASK_SEED=$$seed PGRANGERTEST_MASK_VALUES=$(MASK_VALUES) PGRANGERTEST_MASK_ALL_CODEPOINTS=1 \
+		$(GO) test -count=1 -timeout 60m -run 'TestMaskDifferential|TestEveryCodePoint' -v ./internal/interop/maskdiff
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pgranger ./cmd/proxy

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/pgranger/pgranger/sqlrewrite/maskref"
 )
 
 // execFixtureSQL creates execfix.accounts (filtered: n < 100, and masked:
@@ -38,10 +36,11 @@ func execFixture(t *testing.T) {
 	execFixtureOnce.Do(func() {
 		sql := execFixtureSQL
 		for _, r := range []struct {
-			id, n        int
-			holder, note string
-		}{{1, 1, "ann", "note one"}, {2, 2, "ab", "note two"}, {3, 3, "holder", "note three"}} {
-			sql += fmt.Sprintf("INSERT INTO execfix_ref.accounts VALUES (%d, '%s', %d, '%s');\n", r.id, r.holder, r.n, maskref.ShowLast4(r.note))
+			id, n          int
+			holder, masked string
+		}{{1, 1, "ann", "xxxx one"}, {2, 2, "ab", "xxxx two"}, {3, 3, "holder", "xxxx xhree"}} {
+			// note ('note one', …) as Hive's MASK_SHOW_LAST_4 masks it
+			sql += fmt.Sprintf("INSERT INTO execfix_ref.accounts VALUES (%d, '%s', %d, '%s');\n", r.id, r.holder, r.n, r.masked)
 		}
 		execFixtureErr = cluster.Exec(context.Background(), "demo", sql)
 	})

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/internal/tpch"
-	"github.com/pgranger/pgranger/sqlrewrite/maskref"
 )
 
 // The TPC-H differential test (docs/performance.md, "TPC-H"): the 22
@@ -270,8 +270,8 @@ func TestTPCHStoredMasksMatchCopies(t *testing.T) {
 
 // checkCopies: the copies hold the filtered rows (customer, orders and
 // supplier lose some, the other tables none) and the masked values,
-// checked against the Go model of Hive's masks on one customer, supplier
-// and order read raw from tpch.
+// checked against Hive's own mask UDFs on one customer, supplier and order
+// read raw from tpch.
 func checkCopies(t *testing.T, direct *pgx.Conn) {
 	t.Helper()
 	c := ctx(t)
@@ -296,32 +296,30 @@ func checkCopies(t *testing.T, direct *pgx.Conn) {
 			t.Errorf("%s: the copy holds %d of %d rows, want all (no row filter)", table, m, n)
 		}
 	}
-	cases := []struct {
-		table, key, column string
-		width              int // char(n), padded; 0 for varchar
-		mask               func(string) string
-	}{
-		// MASK_HASH is cast back to the column type, varchar(25).
-		{"customer", "c_custkey", "c_name", 0, func(s string) string { return maskref.Hash(s, "sha256")[:25] }},
-		{"customer", "c_custkey", "c_phone", 15, maskref.ShowFirst4},
-		{"customer", "c_custkey", "c_address", 0, maskref.Mask},
-		{"supplier", "s_suppkey", "s_phone", 15, maskref.ShowLast4},
-		{"supplier", "s_suppkey", "s_address", 0, maskref.Mask},
-		{"orders", "o_orderkey", "o_clerk", 15, maskref.Mask},
-		{"orders", "o_orderkey", "o_comment", 0, maskref.ShowFirst4},
+	// The copies' masked columns hold what Hive's own UDFs return, cast
+	// back to the column type (MASK_HASH of a varchar(25) is cut to 25
+	// digits, char(15) padded).
+	hive := interop.HiveForTest(t)
+	cases := []struct{ table, key, column, mask string }{
+		{"customer", "c_custkey", "c_name", "MASK_HASH"},
+		{"customer", "c_custkey", "c_phone", "MASK_SHOW_FIRST_4"},
+		{"customer", "c_custkey", "c_address", "MASK"},
+		{"supplier", "s_suppkey", "s_phone", "MASK_SHOW_LAST_4"},
+		{"supplier", "s_suppkey", "s_address", "MASK"},
+		{"orders", "o_orderkey", "o_clerk", "MASK"},
+		{"orders", "o_orderkey", "o_comment", "MASK_SHOW_FIRST_4"},
 	}
 	for _, cs := range cases {
 		// The first row the copy holds, read raw and copied.
-		var in, got string
-		err := direct.QueryRow(c, fmt.Sprintf(`SELECT t.%[3]s, cp.%[3]s FROM tpch.%[1]s t JOIN tpch_copy.%[1]s cp USING (%[2]s)
-			ORDER BY %[2]s LIMIT 1`, cs.table, cs.key, cs.column)).Scan(&in, &got)
+		var in, got, pgType string
+		err := direct.QueryRow(c, fmt.Sprintf(`SELECT t.%[3]s, cp.%[3]s, pg_catalog.format_type(a.atttypid, a.atttypmod)
+			FROM tpch.%[1]s t JOIN tpch_copy.%[1]s cp USING (%[2]s)
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = 'tpch.%[1]s'::pg_catalog.regclass AND a.attname = '%[3]s'
+			ORDER BY %[2]s LIMIT 1`, cs.table, cs.key, cs.column)).Scan(&in, &got, &pgType)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := cs.mask(in)
-		if cs.width > 0 {
-			want = maskref.PadChar(want, cs.width)
-		}
+		want := hiveMask(t, hive, cs.mask, pgType, in)[0]
 		if got != want {
 			t.Errorf("%s.%s: the copy holds %q, want %q (masked from %q)", cs.table, cs.column, got, want, in)
 		}

@@ -15,9 +15,13 @@ type accResult struct {
 	reason     string
 }
 
-// anyState keeps, for `_any` requests, the result per access type across
-// all policies evaluated so far (RangerAccessRequestUtil's accessTypeResults):
-// `_any` is allowed when some access type is, denied only when every one is.
+// anyState keeps the result per access type across all policies evaluated
+// so far, tag policies and then resource policies (RangerAccessRequestUtil's
+// accessTypeResults, which lives in the request's context): after each
+// policy, the request's result is what these say. A request for one
+// access type has one slot; for `_any` there is one per access type, and
+// `_any` is allowed when some access type is, denied only when every one
+// is.
 type anyState struct {
 	results []*accResult
 }
@@ -60,9 +64,9 @@ func (e *Engine) evalAccess(rq *evalReq) Decision {
 
 func (e *Engine) evalAccessRepo(rq *evalReq, r *repo) Decision {
 	res := &accResult{}
-	var ats *anyState
+	ats := &anyState{results: make([]*accResult, 1)}
 	if rq.isAny {
-		ats = &anyState{results: make([]*accResult, len(e.sd.accessTypes))}
+		ats.results = make([]*accResult, len(e.sd.accessTypes))
 	}
 
 	e.evalTagAccess(rq, r.tagAccess, res, ats)
@@ -75,7 +79,9 @@ func (e *Engine) evalAccessRepo(rq *evalReq, r *repo) Decision {
 
 	for _, ord := range r.access.index.candidates(rq.res) {
 		p := r.access.policies[ord]
-		if !p.applicable(rq.at) {
+		// Only the policies Ranger's tries return: one that does not
+		// match but is walked can still end the walk below.
+		if !p.trieCandidate(rq.res) || !p.applicable(rq.at) {
 			continue
 		}
 		if deniedByTags {
@@ -187,12 +193,20 @@ func (e *Engine) evalAccessItems(p *cpolicy, rq *evalReq, mt matchType, unknown 
 	case condUnknown:
 		unknown = true
 	}
-	if res.determined {
+	if res.determined || !p.subjectMatchable(rq) {
 		return
 	}
 	if !rq.isAny {
+		// One access type: its verdict merged into its slot, and the
+		// request's result is the slot.
 		v, why := p.decide(rq, rq.access, mt, unknown)
-		applyVerdict(res, p, v, why, rq.curTag)
+		if v == 0 {
+			return
+		}
+		one := &accResult{}
+		applyVerdict(one, p, v, why, rq.curTag)
+		ats.results[0] = mergeTypeResult(ats.results[0], one, p, v, false)
+		*res = *ats.results[0]
 		return
 	}
 	// `_any`: one verdict per access type of the service-def, merged with
@@ -204,19 +218,7 @@ func (e *Engine) evalAccessItems(p *cpolicy, rq *evalReq, mt matchType, unknown 
 		}
 		one := &accResult{}
 		applyVerdict(one, p, v, why, rq.curTag)
-		old := ats.results[i]
-		switch {
-		case old == nil:
-			ats.results[i] = one
-		case old.allowed:
-			if v < 0 && p.priority >= old.priority || v > 0 && p.priority > old.priority {
-				ats.results[i] = one
-			}
-		default:
-			if v > 0 && p.priority >= old.priority || p.priority > old.priority {
-				ats.results[i] = one
-			}
-		}
+		ats.results[i] = mergeTypeResult(ats.results[i], one, p, v, true)
 		// One allowed type settles `_any`, or with descendant denies
 		// counted, one denied type (Ranger stops the walk there too).
 		if v > 0 && !rq.descDeny || v < 0 && rq.descDeny {
@@ -226,6 +228,30 @@ func (e *Engine) evalAccessItems(p *cpolicy, rq *evalReq, mt matchType, unknown 
 	if c := ats.composite(rq.descDeny); c != nil {
 		*res = *c
 	}
+}
+
+// mergeTypeResult is how RangerDefaultPolicyEvaluator.evaluatePolicyItems
+// merges a policy's verdict v (one, from policy p) for an access type into
+// the result the earlier policies left for it (old): the first verdict
+// lands; over an allow, a deny of the same or a higher priority lands, an
+// allow only of a higher one (so an OVERRIDE allow is not undone by a
+// NORMAL deny of a later tag policy, and a later OVERRIDE allow reports
+// itself over a NORMAL one); over a deny, a deny of a higher priority
+// lands, and for `_any` an allow of the same or a higher one.
+func mergeTypeResult(old, one *accResult, p *cpolicy, v int, isAny bool) *accResult {
+	switch {
+	case old == nil:
+		return one
+	case old.allowed:
+		if v < 0 && p.priority >= old.priority || v > 0 && p.priority > old.priority {
+			return one
+		}
+	default:
+		if v > 0 && isAny && p.priority >= old.priority || v < 0 && p.priority > old.priority {
+			return one
+		}
+	}
+	return old
 }
 
 // composite is deriveAccessResultFromGroup over all access types: an allowed
@@ -327,4 +353,32 @@ func applyVerdict(res *accResult, p *cpolicy, v int, why string, tag *reqTag) {
 	if !res.allowed {
 		res.allowed, res.policyID, res.priority, res.reason = true, p.id, p.priority, reason
 	}
+}
+
+// subjectMatchable is the subject half of RangerOptimizedPolicyEvaluator.
+// hasMatchablePolicyItem, which decides whether Ranger evaluates a
+// policy's items at all. For `_any` that matters beyond the verdicts:
+// evaluating them also re-reads the request's result from the per-type
+// results, so a policy walked without evaluating its items leaves the
+// reported policy as it was. Ranger answers yes while some item of the
+// policy has not computed its implied grants, which an item does the
+// first time a request's subject matches it: an item naming nobody never
+// does, an item naming a user does once that user has asked. pgranger
+// answers as Ranger does once every named subject has asked, which is
+// where a long-running plugin settles (docs/policy-semantics.md,
+// "any-walk-history"): yes for a policy with an item naming nobody, or
+// denying all else; else yes when some item names the user, one of the
+// groups or roles, public, {USER}, or {OWNER} for the owner.
+func (p *cpolicy) subjectMatchable(rq *evalReq) bool {
+	if p.denyAllElse || p.hasNobodyItem {
+		return true
+	}
+	for _, items := range [][]*citem{p.allow, p.deny, p.allowEx, p.denyEx, p.masks, p.filters} {
+		for _, it := range items {
+			if it.matchesSubject(rq) {
+				return true
+			}
+		}
+	}
+	return false
 }

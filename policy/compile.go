@@ -11,15 +11,18 @@ import (
 // cpolicy is a policy prepared for evaluation
 // (RangerOptimizedPolicyEvaluator).
 type cpolicy struct {
-	src         *ranger.RangerPolicy
-	id          int64
-	name        string
-	ptype       int
-	priority    int
-	hasDeny     bool // deny items or isDenyAllElse: evaluated first within a priority
-	denyAllElse bool
-	evalOrder   int
-	ordinal     int32 // position in its policySet
+	src      *ranger.RangerPolicy
+	id       int64
+	name     string
+	ptype    int
+	priority int
+	hasDeny  bool // deny items or isDenyAllElse: evaluated first within a priority
+	// hasNobodyItem: an item of some kind names no user, group or role
+	// (access.go, subjectMatchable)
+	hasNobodyItem bool
+	denyAllElse   bool
+	evalOrder     int
+	ordinal       int32 // position in its policySet
 
 	resources   []*policyResMatcher // main resources, then additionalResources
 	conds       []*condition        // policy-level conditions
@@ -78,6 +81,13 @@ func compilePolicy(sd *serviceDef, p *ranger.RangerPolicy, componentPrefix strin
 		cp.filters = append(cp.filters, ci)
 	}
 	cp.hasDeny = cp.denyAllElse || len(cp.deny) > 0
+	for _, items := range [][]*citem{cp.allow, cp.deny, cp.allowEx, cp.denyEx, cp.masks, cp.filters} {
+		for _, it := range items {
+			if len(it.users) == 0 && len(it.groups) == 0 && len(it.roles) == 0 {
+				cp.hasNobodyItem = true
+			}
+		}
+	}
 	cp.evalOrder = computeEvalOrder(sd, p, cp, componentPrefix)
 	return cp
 }

@@ -219,10 +219,11 @@ type policyResMatcher struct {
 	ownHier   *hierarchy // shortest hierarchy holding the policy's resources
 	ok        bool       // Ranger's isInitialized
 	dynamic   bool
+	trie      []*trieKey // how Ranger's resource tries hold the set (trie.go)
 }
 
 func newPolicyResMatcher(sd *serviceDef, view *resView, res map[string]ranger.RangerPolicyResource) *policyResMatcher {
-	pm := &policyResMatcher{view: view, elems: make([]*elemMatcher, len(sd.names))}
+	pm := &policyResMatcher{view: view, elems: make([]*elemMatcher, len(sd.names)), trie: newTrieKeys(sd, view, res)}
 	if view == nil {
 		return pm
 	}

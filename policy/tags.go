@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +38,10 @@ type storedTag struct {
 	attrs     map[string]string
 	schedules []*schedule
 	order     int
+	// same is what makes two tags one for Ranger: its request's tags are
+	// a set of RangerTagForEval, equal when type, attributes, options and
+	// validity periods are (and the match type, added per request).
+	same string
 }
 
 func newTagStore(sd *serviceDef, st *ranger.ServiceTags, dbIdx, tblIdx int) *tagStore {
@@ -52,6 +58,7 @@ func newTagStore(sd *serviceDef, st *ranger.ServiceTags, dbIdx, tblIdx int) *tag
 			return nil
 		}
 		t := &storedTag{id: id, typ: tag.Type, attrs: map[string]string(tag.Attributes), order: order}
+		t.same = tagSameKey(tag)
 		order++
 		for _, vp := range tag.ValidityPeriods {
 			t.schedules = append(t.schedules, newSchedule(vp))
@@ -86,15 +93,17 @@ func newTagStore(sd *serviceDef, st *ranger.ServiceTags, dbIdx, tblIdx int) *tag
 // SELF_AND_ALL_DESCENDANTS or ANCESTOR (a tag on a table applies to its
 // columns), and DESCENDANT too for `_any` and for requests whose matching
 // scope is SELF_OR_DESCENDANTS. Tags outside their
-// validityPeriods are left out.
+// validityPeriods are left out, and of equal tags (two ids with the same
+// type, attributes, options and validity periods, matched the same way)
+// the first in stored order is kept, as Ranger's set of them holds one.
 func (ts *tagStore) find(rq *evalReq) []*reqTag {
 	var out []*reqTag
-	seen := map[[2]int64]bool{}
+	seen := map[string]bool{}
 	add := func(t *storedTag, mt matchType) {
 		if !scheduleApplies(t.schedules, rq.at) {
 			return
 		}
-		k := [2]int64{t.id, int64(mt)}
+		k := t.same + "\x00" + mt.String()
 		if seen[k] {
 			return
 		}
@@ -193,4 +202,15 @@ func tagPolicyMatches(trq *evalReq, p *cpolicy) bool {
 		}
 	}
 	return false
+}
+
+// tagSameKey is the content RangerTagForEval.equals compares, bar the
+// match type: JSON of type, attributes, options and validity periods
+// (encoding/json writes map keys sorted, so equal maps give equal text).
+func tagSameKey(t ranger.RangerTag) string {
+	b, err := json.Marshal([]any{t.Type, t.Attributes, t.Options, t.ValidityPeriods})
+	if err != nil {
+		return fmt.Sprintf("id %d", t.ID) // cannot happen for decoded JSON; never merge then
+	}
+	return string(b)
 }

@@ -2,6 +2,7 @@ package rangerexpr
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -88,19 +89,27 @@ func (ev *exprEval) ctxCall(method string, args []Value) (Value, error) {
 		}
 		return attrList(method, args[1:], vals, fmt.Sprintf("attribute %q of the groups of user %q", x, env.User))
 	case "tagAttr", "tagAttrQ", "tagAttrCsv", "tagAttrCsvQ":
-		// RangerRequestScriptEvaluator.getTagAttr: the attribute's values
-		// over every tag of the resource, sorted.
+		// RangerRequestScriptEvaluator.getTagAttr: the attribute of one
+		// tag per type (Ranger keeps one per type; as TAGS, the type's
+		// first), in the order of the type names, so two tags of one
+		// type give one value.
 		x, err := one()
 		if err != nil {
 			return Value{}, err
 		}
-		var vals []string
+		var types []string
 		for _, t := range env.Tags {
-			if v, ok := t.Attributes[x]; ok {
+			if !slices.Contains(types, t.Type) {
+				types = append(types, t.Type)
+			}
+		}
+		sort.Strings(types)
+		var vals []string
+		for _, typ := range types {
+			if v, ok := env.firstTag(typ).Attributes[x]; ok {
 				vals = append(vals, v)
 			}
 		}
-		sort.Strings(vals)
 		return attrList(method, args[1:], vals, fmt.Sprintf("attribute %q of the tags of the %s", x, env.What))
 	case "hasTag":
 		x, err := one()

@@ -299,7 +299,7 @@ func tagEnv() *rangerexpr.Env {
 		{Type: "PII", Attributes: map[string]string{"level": "high", "evil": "x' OR '1'='1"}, MatchType: "SELF"},
 		{Type: "REGION", Attributes: map[string]string{"region": "EU"}, MatchType: "ANCESTOR"},
 		{Type: "PII", Attributes: map[string]string{"level": "low"}, MatchType: "ANCESTOR"},
-		{Type: "FIN", Attributes: map[string]string{}, MatchType: "ANCESTOR"},
+		{Type: "FIN", Attributes: map[string]string{"level": "mid"}, MatchType: "ANCESTOR"},
 	}
 	env.Tag = &env.Tags[0]
 	return env
@@ -338,11 +338,13 @@ func TestExpandExprsTagsAndRequest(t *testing.T) {
 		{`t IN (${{GET_TAG_NAMES_Q()}})`, `t IN ('FIN','PII','REGION')`},
 		{`'${{TAG_NAMES_CSV}}'`, `'FIN,PII,REGION'`},
 		{`t IN (${{TAG_NAMES_Q_CSV}})`, `t IN ('FIN','PII','REGION')`},
-		{`'${{GET_TAG_ATTR('level')}}'`, `'high,low'`}, // every tag's value, sorted
-		{`'${{GET_TAG_ATTR('level', 'none', '|')}}'`, `'high|low'`},
-		{`l IN (${{GET_TAG_ATTR_Q('level')}})`, `l IN ('high','low')`},
-		{`'${{GET_TAG_ATTR_CSV('level')}}'`, `'high,low'`},
-		{`l IN (${{GET_TAG_ATTR_Q_CSV('level')}})`, `l IN ('high','low')`},
+		// one value per tag type (PII's first tag), in the order of the
+		// type names, as Ranger's getTagAttr
+		{`'${{GET_TAG_ATTR('level')}}'`, `'mid,high'`},
+		{`'${{GET_TAG_ATTR('level', 'none', '|')}}'`, `'mid|high'`},
+		{`l IN (${{GET_TAG_ATTR_Q('level')}})`, `l IN ('mid','high')`},
+		{`'${{GET_TAG_ATTR_CSV('level')}}'`, `'mid,high'`},
+		{`l IN (${{GET_TAG_ATTR_Q_CSV('level')}})`, `l IN ('mid','high')`},
 		{`'${{GET_TAG_ATTR('nope', 'none')}}'`, `'none'`},
 		{`l IN (${{GET_TAG_ATTR_Q('nope', 'none')}})`, `l IN ('none')`},
 		{`e IN (${{GET_TAG_ATTR_Q('evil')}})`, `e IN ('x'' OR ''1''=''1')`},
@@ -425,7 +427,7 @@ func TestExpandExprsTagsAndRequestDeny(t *testing.T) {
 		{tagged, `${{TAGS.NOPE.level}}`, `tag "NOPE" of the column sales.customers.ssn is missing`},
 		{tagged, `${{TAG.nope}}`, `attribute "nope" of tag PII is missing`},
 		{tagged, `${{TAG.nope == 'x'}}`, `attribute "nope" of tag PII is missing`},
-		{tagged, `${{TAGS.FIN.level}}`, `attribute "level" of tag FIN is missing`},
+		{tagged, `${{TAGS.FIN.region}}`, `attribute "region" of tag FIN is missing`},
 		{tagged, `l IN (${{GET_TAG_ATTR_Q('nope')}})`, `attribute "nope" of the tags of the column sales.customers.ssn is missing`},
 		{tagged, `l = '${{GET_TAG_ATTR_CSV('nope')}}'`, `attribute "nope" of the tags of the column sales.customers.ssn is missing`},
 		{tagged, `${{ctx.getAttributeValue('nope')}}`, `attribute "nope" of tag PII is missing`},

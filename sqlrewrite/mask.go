@@ -1,8 +1,9 @@
 package sqlrewrite
 
-// Mask expression builders (docs/masks.md; the reference is Hive's
-// GenericUDFMask* in apache/hive ql/src/java/org/apache/hadoop/hive/ql/
-// udf/generic/, modelled in sqlrewrite/maskref).
+// Mask expression builders (docs/masks.md; the reference is Hive 3.1.3's
+// GenericUDFMask* on Java 17, in apache/hive ql/src/java/org/apache/
+// hadoop/hive/ql/udf/generic/, which the mask differential of
+// internal/interop/maskdiff runs).
 //
 // Each Ranger mask type becomes one plain PostgreSQL expression that returns,
 // for the value of a column, exactly what Hive's mask UDF behind the
@@ -13,14 +14,16 @@ package sqlrewrite
 //   - classify characters with ICU (COLLATE "und-x-icu": [[:upper:]] is
 //     u_isupper = Lu, [[:lower:]] = Ll, [[:digit:]] = Nd), whatever the
 //     database's or the column's collation, and never replace a character
-//     above U+FFFF (Java sees its two surrogates, which are "other");
+//     above U+FFFF (Java sees its two surrogates, which are "other") nor
+//     a letter that Unicode 14 or later added (Java 17 knows Unicode 13);
 //   - count lengths in UTF-16 code units: a string with supplementary
 //     characters is first "expanded" (each such character doubled, so that
 //     one code point stands for one UTF-16 unit), split, and collapsed back;
 //   - have a fast path for ASCII-only strings (one translate, no regex;
 //     docs/masks.md, "Cost", says what it costs and why) and one
 //     for strings without supplementary characters (left/right and one
-//     regexp_replace per class), and take the general path only when needed;
+//     regexp_replace per class), and take the general path only when needed
+//     (a character above U+FFFF or a letter newer than Unicode 13);
 //   - mask integers with one width_bucket() lookup of the value's sign and
 //     digit count in constant arrays (no text round trip, no overflow, few
 //     nodes to parse and plan), reproducing Hive's results at each type's
@@ -31,7 +34,9 @@ package sqlrewrite
 //     does not carry the ICU collation into the user's ORDER BY or
 //     comparisons.
 //
-// The reference for every result is package sqlrewrite/maskref.
+// The reference for every result is Hive's UDFs themselves: the mask
+// differential (internal/interop/maskdiff) compares these expressions, run
+// on PostgreSQL, with them.
 
 import (
 	"errors"
@@ -228,9 +233,21 @@ const (
 	maskLower = `[[:lower:]]`
 	maskDigit = `[[:digit:]]`
 	maskAlnum = `[[:upper:][:lower:][:digit:]]`
-	// maskBMP keeps a class from matching above U+FFFF.
-	maskBMP  = `(?![\U00010000-\U0010FFFF])`
+	// maskSupp is a character above U+FFFF: two UTF-16 units to Java,
+	// surrogates, which Hive never replaces.
 	maskSupp = `[\U00010000-\U0010FFFF]`
+	// maskNewer are the upper- and lower-case letters of the Basic
+	// Multilingual Plane that Unicode 14 to 16 added. Java 17, whose
+	// Character.getType knows Unicode 13, has them unassigned, so Hive
+	// keeps them; the ICU of a current PostgreSQL (ICU 70 and later) has
+	// them as letters (docs/masks.md, "Characters are Java 17's"). No
+	// digit of the plane was added.
+	maskNewer = `\u1C89\u1C8A\u2C2F\u2C5F\uA7C0\uA7C1\uA7CB-\uA7CD\uA7D0\uA7D1\uA7D3\uA7D5-\uA7DC`
+	// maskKept is a character Hive never replaces although ICU's classes
+	// may take it: supplementary characters and maskNewer. A string
+	// with one goes the general path, where maskNotKept guards each class.
+	maskKept    = `[\U00010000-\U0010FFFF` + maskNewer + `]`
+	maskNotKept = `(?!` + maskKept + `)`
 
 	// ASCII fast path. translate() looks each character up in its from-list
 	// entry by entry (about 3 ns an entry, and as much again to walk the
@@ -295,7 +312,7 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 			c = "(" + src + " COLLATE " + maskC + ")"
 		}
 		ascii := maskOp(maskFn("octet_length", probe), "=", maskFn("length", probe))
-		supp := maskOp("("+probe+" COLLATE "+maskICU+")", "~", maskLit(maskSupp))
+		kept := maskOp("("+probe+" COLLATE "+maskICU+")", "~", maskLit(maskKept))
 		// toX masks every letter and digit of an ASCII x under "C" with x;
 		// icu gives the result the collation of the other branches, as CASE
 		// requires.
@@ -310,11 +327,11 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 			three := func(prefix string) string {
 				return maskRR(maskRR(maskRR(s, prefix+maskUpper, "X"), prefix+maskLower, "x"), prefix+maskDigit, "n")
 			}
-			bmp, general = three(""), three(maskBMP)
+			bmp, general = three(""), three(maskNotKept)
 		case MaskTypeDateShowYear:
 			fastASCII = icu(toX(c))
 			bmp = maskRR(s, maskAlnum, "x")
-			general = maskRR(s, maskBMP+maskAlnum, "x")
+			general = maskRR(s, maskNotKept+maskAlnum, "x")
 		case MaskTypeShowLast4, MaskTypeShowFirst4:
 			last := maskType == MaskTypeShowLast4
 			// split returns (masked part, kept part) of x at 4 code points.
@@ -338,9 +355,9 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 			// character, split and mask (never above U+FFFF), then undo.
 			e := maskRR(s, "("+maskSupp+")", `\1\1`)
 			em, ek := split(e)
-			general = maskRR(join(maskRR(em, maskBMP+maskAlnum, "x"), ek), "("+maskSupp+")"+maskSupp, `\1`)
+			general = maskRR(join(maskRR(em, maskNotKept+maskAlnum, "x"), ek), "("+maskSupp+")"+maskSupp, `\1`)
 		}
-		body = "CASE WHEN " + ascii + " THEN " + fastASCII + " WHEN " + supp + " THEN " + general + " ELSE " + bmp + " END"
+		body = "CASE WHEN " + ascii + " THEN " + fastASCII + " WHEN " + kept + " THEN " + general + " ELSE " + bmp + " END"
 	}
 	switch oid {
 	case maskOIDVarchar:
@@ -380,7 +397,7 @@ type maskIntType struct {
 	min    string // the type's minimum
 	// Hive's results for the minimum, whose negation overflows inside Hive's
 	// loops so that the kept digits are added with the wrong sign
-	// (maskref.TestExtremes derives them).
+	// (the mask differential checks them against Hive's UDFs).
 	minLast, minFirst string
 }
 

@@ -92,6 +92,12 @@ func Parse(sql string, maxBytes, maxNesting int) (*pg.ParseResult, *Error) {
 	return parse(sql, maxBytes, maxNesting)
 }
 
+// Deparse is deparse for the same packages and for test tools that
+// round-trip SQL as the rewriter sends it (internal/interop/maskdiff).
+func Deparse(tree *pg.ParseResult) (string, *Error) {
+	return deparse(tree)
+}
+
 // LabelIsNull reports whether a SECURITY LABEL statement, which parse
 // accepted, says IS NULL: the Go tree gives "" for IS NULL and for an empty
 // label alike, pg_query's JSON leaves the label out for NULL.

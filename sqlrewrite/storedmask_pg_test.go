@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgranger/pgranger/catalog"
-	"github.com/pgranger/pgranger/sqlrewrite/maskref"
+	"github.com/pgranger/pgranger/internal/interop"
 )
 
 // TestStoredMaskPostgres: for every string column type of the mask tests
@@ -154,13 +154,12 @@ func storedMaskVectors(t *testing.T) []*string {
 	out := []*string{nil, &empty}
 	path := filepath.Join(maskModuleRoot(t), "..", "shared", "ranger", "mask-examples.json")
 	if _, err := os.Stat(path); err == nil {
-		vecs, err := maskref.ReadExamples(path)
+		vecs, err := interop.ReadMaskExamples(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range vecs {
-			switch maskref.ExampleColumn(v.Type).Kind {
-			case maskref.KindText, maskref.KindVarchar, maskref.KindChar:
+			if h := v.HiveType(); h == "string" || strings.HasPrefix(h, "varchar") || strings.HasPrefix(h, "char") {
 				if in, err := v.InputText(); err == nil {
 					out = append(out, in)
 				}

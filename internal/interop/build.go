@@ -174,7 +174,8 @@ func ensure(ctx context.Context, dir, module, target, name, mainClass string, pr
 	}
 	args := append([]string{"-B", "-q", "package", "-pl", module, "-am"}, props...)
 	if _, err := runMaven(ctx, mvn, dir, append([]string{"-o"}, args...)); err != nil {
-		// Offline failed: something is not in ~/.m2 yet. Fetch it.
+		// Offline failed: something is not in ~/.m2 yet. Fetch it (the
+		// online run's output says what went wrong, if anything).
 		fmt.Fprintf(os.Stderr, "interop: building %s offline failed, fetching from Maven Central (a cold ~/.m2 downloads a few hundred MB)\n", name)
 		if out, err := runMaven(ctx, mvn, dir, args); err != nil {
 			return nil, fmt.Errorf("interop: mvn %s in %s failed: %w\n%s", strings.Join(args, " "), dir, err, tail(out, 4000))

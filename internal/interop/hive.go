@@ -88,3 +88,22 @@ func (h *Hive) Mask(ctx context.Context, q MaskRequest) ([]*string, error) {
 	}
 	return res.Results, nil
 }
+
+// Cast casts values of Hive type from to Hive type to as Hive's CAST does
+// (what Ranger's Hive plugin does with a CUSTOM mask's result): one result
+// per value, nil for NULL, in the text form of type to.
+func (h *Hive) Cast(ctx context.Context, from, to string, values []*string) ([]*string, error) {
+	if values == nil {
+		values = []*string{}
+	}
+	var res struct {
+		Results []*string `json:"results"`
+	}
+	if err := h.p.call(ctx, map[string]any{"op": "cast", "from": from, "type": to, "values": values}, &res); err != nil {
+		return nil, err
+	}
+	if len(res.Results) != len(values) {
+		return nil, fmt.Errorf("interop: hive oracle answered %d results for %d values", len(res.Results), len(values))
+	}
+	return res.Results, nil
+}

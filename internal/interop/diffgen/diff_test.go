@@ -156,8 +156,9 @@ func TestRegressions(t *testing.T) {
 // case's recorded answer: a case written or edited by hand is Ranger's
 // word, not a guess.
 //
-// testdata/open holds the shrunk cases of openMismatches, which pgranger
-// does not pass yet; they are checked against Ranger here too.
+// testdata/open holds the shrunk cases of openMismatches (none now),
+// which pgranger does not pass yet; they are checked against Ranger here
+// too.
 func TestRegressionsAgainstRanger(t *testing.T) {
 	regs, err := ReadRegressions("testdata/regressions")
 	if err != nil {
@@ -192,20 +193,9 @@ func TestRegressionsAgainstRanger(t *testing.T) {
 // bundles, Ranger 2.6.0) that nothing names and nothing fixed yet: bugs
 // of pgranger's engine, each to be fixed with its shrunk case (run with
 // PGRANGERTEST_DIFF_SEED=20260314 and another bundle count to see them
-// shrunk) and struck from here.
-var openMismatches = []string{
-	// A tag policy of OVERRIDE priority allows with a deny item that
-	// names nobody; a NORMAL tag policy denies. Ranger allows (the
-	// override), pgranger denies.
-	"bundle 197, access dave: allowed pgranger=\"false\" ranger=\"true\"; policyId pgranger=\"1015\" ranger=\"1012\"",
-	// An OVERRIDE resource policy and a NORMAL tag policy both allow:
-	// Ranger reports the resource policy, pgranger the tag policy.
-	"bundle 185, access dave: policyId pgranger=\"1011\" ranger=\"1\"",
-	// `_any` on a table with an allow for the user's group and a policy
-	// with a deny-all item and excludes: Ranger reports the allowing
-	// policy 3, pgranger policy 5.
-	"bundle 28, access bob: policyId pgranger=\"5\" ranger=\"3\"",
-}
+// shrunk) and struck from here. Their shrunk cases wait in testdata/open.
+// None is open now.
+var openMismatches = []string{}
 
 func checkOpen(t *testing.T, found []string) {
 	t.Helper()

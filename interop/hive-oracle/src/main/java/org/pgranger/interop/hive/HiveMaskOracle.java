@@ -20,6 +20,10 @@ import java.util.Properties;
  * the result is first cast back to the column type, as Ranger's Hive plugin
  * does with every mask. Instead of a transformer, "maskType" MASK_NULL or
  * MASK_NONE asks for the two mask types that call no UDF.
+ *
+ * <pre>{"op":"cast", "from":"string", "type":"varchar(5)", "values":[…]}</pre>
+ * casts values of one type to another as Hive's CAST does: what Ranger's
+ * Hive plugin does with the result of a CUSTOM mask's expression.
  */
 public final class HiveMaskOracle {
     public static void main(String[] args) throws Exception {
@@ -34,13 +38,16 @@ public final class HiveMaskOracle {
 
     static JsonNode handle(ObjectNode req) throws Exception {
         String op = Requests.requiredText(req, "op");
-        if (!op.equals("mask")) {
+        if (!op.equals("mask") && !op.equals("cast")) {
             throw new IllegalArgumentException("unknown op " + op);
         }
         HiveTypes type = HiveTypes.of(Requests.requiredText(req, "type"));
         JsonNode values = req.get("values");
         if (values == null || !values.isArray()) {
             throw new IllegalArgumentException("field values must be a list of strings and nulls");
+        }
+        if (op.equals("cast")) {
+            return cast(HiveTypes.of(Requests.requiredText(req, "from")), type, values);
         }
         boolean cast = Boolean.TRUE.equals(Requests.bool(req, "cast"));
         String maskType = Requests.text(req, "maskType");
@@ -80,6 +87,16 @@ public final class HiveMaskOracle {
                 text = HiveTypes.heldText(res, call.outputOI());
             }
             results.add(text);
+        }
+        return out;
+    }
+
+    /** Each value read as type from, then cast to type to. */
+    private static JsonNode cast(HiveTypes from, HiveTypes to, JsonNode values) {
+        ObjectNode out = JsonLines.mapper().createObjectNode();
+        ArrayNode results = out.putArray("results");
+        for (int i = 0; i < values.size(); i++) {
+            results.add(HiveTypes.render(to.castFrom(input(from, values.get(i), i), from.writableOI), to.writableOI));
         }
         return out;
     }
