@@ -286,6 +286,14 @@ func Default() *Config {
 	}
 }
 
+// removedKeys are keys pgranger had and no longer has, with what to do
+// instead. A file or a variable still setting one is refused at start
+// like any unknown key, but the error says what became of it.
+var removedKeys = map[string]string{
+	"listen.event-loop":  "removed: pgranger relays every session with two goroutines, there is no event loop to turn on or off; delete the key (docs/configuration.md, \"Removed keys\")",
+	"listen.event-loops": "removed: pgranger relays every session with two goroutines, there are no event loops to count; delete the key (docs/configuration.md, \"Removed keys\")",
+}
+
 // Load reads path, applies environment overrides from environ (os.Environ()
 // form) and validates. Unknown keys are errors: a typo must not silently
 // leave a security setting at its default.
@@ -301,6 +309,11 @@ func Load(path string, environ []string) (*Config, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
+		for _, k := range keys {
+			if why, ok := removedKeys[k]; ok {
+				return nil, fmt.Errorf("%s: %s: %s", path, k, why)
+			}
+		}
 		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(keys, ", "))
 	}
 	if md.IsDefined("policy", "ranger", "admin-password") && c.Policy.Ranger.AdminPassword != "" {

@@ -69,6 +69,12 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{minimal + "\n[policy]\nmask-dialect = \"trino\"\n", "", "policy.mask-dialect: unknown value \"trino\" (want hive or spark)"},
 		{minimal + "\n[policy]\nnamespace-mapping = \"flat\"\n", "", "policy.namespace-mapping:"},
 		{minimal + "\n[listen]\ntypo-key = 1\n", "", "unknown key listen.typo-key"},
+		// The event loop's keys went with it: a file or variable still
+		// setting them is refused, saying so.
+		{minimal + "\n[listen]\nevent-loop = false\n", "", "listen.event-loop: removed: pgranger relays every session with two goroutines"},
+		{minimal + "\n[listen]\nevent-loops = 2\n", "", "listen.event-loops: removed:"},
+		{minimal, "PGRANGER_LISTEN__EVENT_LOOP=true", "PGRANGER_LISTEN__EVENT_LOOP: listen.event-loop: removed:"},
+		{minimal, "PGRANGER_LISTEN__EVENT_LOOPS=1", "listen.event-loops: removed:"},
 		{"[policy.file]\npolicies = \"x\"\n", "", "identity.users:"},
 		{minimal + "\n[[identity.users]]\nname = \"bob\"\npassword = \"x\"\n", "", `identity.users[1].name: duplicate user "bob"`},
 		{minimal + "\n[identity]\nmode = \"kerberos\"\n", "", `identity.mode: unknown mode "kerberos"`},

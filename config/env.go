@@ -27,6 +27,9 @@ func ApplyEnv(c *Config, environ []string) error {
 			path[i] = strings.ReplaceAll(path[i], "_", "-")
 		}
 		key := strings.Join(path, ".")
+		if why, ok := removedKeys[key]; ok {
+			return fmt.Errorf("%s: %s: %s", name, key, why)
+		}
 		field, err := lookupField(reflect.ValueOf(c).Elem(), path)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", name, key, err)
