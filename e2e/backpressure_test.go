@@ -169,12 +169,17 @@ func TestBackpressureLargeResult(t *testing.T) {
 }
 
 // idleSessions is how many sessions TestBackpressureIdleSessions opens,
-// eight at a time: enough that a race at a session's start which one
-// login in a few hundred met under load (pgwire/backend.go, SyncConn) is
-// met in most runs, few enough for make test (2–4 s to open them on two
-// shared cores; every idle session is the same two parked goroutines, so
-// more of them would show nothing new).
-const idleSessions = 250
+// idleOpeners at a time. A session's first answer lost at the hijack of
+// its backend connection (pgwire/backend.go, SyncConn) hung one login in
+// a few hundred when many logins raced: without the fix this test failed
+// 3 runs in 5 on a busy two-core host, where eight at a time had failed
+// none in 8. 400 sessions open in about 2 s there (8–9 s for the whole
+// test), and every idle session is the same two parked goroutines, so
+// more of them would show nothing new.
+const (
+	idleSessions = 400
+	idleOpeners  = 100
+)
 
 // hangAfter is how long a session may take to log in and answer its
 // first statement before the test looks at why it waits.
@@ -211,7 +216,7 @@ func TestBackpressureIdleSessions(t *testing.T) {
 	watch := newLoginWatch()
 	stopWatch := watch.run(t, p)
 	start := time.Now()
-	for w := 0; w < 8; w++ {
+	for w := 0; w < idleOpeners; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

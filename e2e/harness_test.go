@@ -144,7 +144,7 @@ GRANT ALL ON mallory.loot TO pgranger_svc;
 // TestBackpressureIdleSessions's sessions (idleSessions), each with its
 // own backend connection, beside the demo proxy's pool and the parallel
 // tests' proxies.
-const testClusterConnections = 600
+const testClusterConnections = 800
 
 // proxy is a running pgranger process.
 type proxy struct {

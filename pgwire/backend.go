@@ -181,8 +181,11 @@ func (p *backendPool) connect(ctx context.Context) (*backendConn, error) {
 	// background reader, which stops only after its next read returns —
 	// and that read would take the answer to the session's first
 	// statement, which nobody reads any more (the session then waits
-	// for ever). SyncConn waits until no read is in flight and nothing
-	// is buffered, as pgconn asks before a hijack.
+	// for ever). That was the hang of one session among hundreds opened
+	// at once, with a busy host (e2e TestBackpressureIdleSessions,
+	// TestBackendConnectLeavesNoReadInFlight). SyncConn waits until no
+	// read is in flight and nothing is buffered, as pgconn asks before a
+	// hijack.
 	if err := pc.SyncConn(ctx); err != nil {
 		pc.Close(ctx)
 		return nil, err

@@ -18,7 +18,8 @@
 # 20 ms at any instruction, about every other time it runs. That is the
 # stall a busy host gives now and then, all the time. With SyncConn
 # removed the idle-sessions hang failed 10 runs in 14 this way (250
-# sessions each); with it, none in 50 (20,500 sessions). It needs root or
+# sessions, eight logins at a time) and 6 in 6 (1,000 sessions, a hundred
+# at a time); with it, none in 50 (20,500 sessions). It needs root or
 # CAP_SYS_NICE (chrt) and taskset; the other CPU stays free, and the
 # kernel's real-time throttling keeps the loop under 95 % of CPU 0.
 #
