@@ -19,7 +19,7 @@
 // goroutine was the default for a while and was removed: it saved 10–15 %
 // of proxy CPU per transaction at the same throughput, for ~1,000 lines of
 // hand-overs and spills whose bugs showed only under load
-// (docs/performance.md, "The event loop").
+// (docs/history/performance.md, "The event loop (removed)").
 package pgwire
 
 import (
