@@ -1,7 +1,7 @@
 // Command forwarder relays TCP connections to one backend address byte for
 // byte, parsing nothing, in one of three ways. `bench -forwarders` runs it
 // beside pgbouncer and pgranger to measure what each way of relaying costs
-// by itself (docs/performance.md, "Relaying alone: three forwarders"):
+// by itself (docs/history/performance.md, "Relaying alone: three forwarders that parse nothing"):
 //
 //   - goroutines: a goroutine per direction per connection, each a
 //     read-then-write loop on net.TCPConn (not io.Copy, which splices);
