@@ -366,7 +366,7 @@ func applyVerdict(res *accResult, p *cpolicy, v int, why string, tag *reqTag) {
 // does, an item naming a user does once that user has asked. pgranger
 // answers as Ranger does once every named subject has asked, which is
 // where a long-running plugin settles (docs/policy-semantics.md,
-// "any-walk-history"): yes for a policy with an item naming nobody, or
+// "Differences the decision differential accepts", any-walk-history): yes for a policy with an item naming nobody, or
 // denying all else; else yes when some item names the user, one of the
 // groups or roles, public, {USER}, or {OWNER} for the owner.
 func (p *cpolicy) subjectMatchable(rq *evalReq) bool {
