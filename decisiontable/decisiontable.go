@@ -498,7 +498,7 @@ func (s *Suite) runSQL(c *caseDecl, at time.Time) Result {
 	}
 	sess := &sqlrewrite.Session{Subject: subj, IdentityKey: sqlrewrite.IdentityKey(subj), Database: s.f.Options.Database,
 		SearchPath: path, DefaultSearchPath: []string{"$user", "public"}}
-	env := &sqlrewrite.Env{Policy: sqlrewrite.PolicyState{Engine: s.engine, Generation: 1}, Catalog: s.snap, Now: at}
+	env := &sqlrewrite.Env{Policy: policy.Snapshot{Engine: s.engine, Generation: 1}, Catalog: s.snap, Now: at}
 	res := s.rw.Rewrite(context.Background(), env, sess, c.SQL)
 	e := &c.Expect
 	if e.Policy != nil || e.Mask != nil || e.MaskExpr != nil || e.MaskPolicy != nil || e.Filter != nil || e.FilterPolicy != nil {

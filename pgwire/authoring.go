@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
@@ -276,18 +277,17 @@ func (s *session) auditAuthor(res *sqlrewrite.Result, ans *AuthorResult) {
 	if ans.Err != nil {
 		result = ResultDenied
 	}
-	s.srv.obs.statement(kind, result)
+	s.srv.obs.statement(sqlrewrite.StatementKind(kind), result)
 	log := s.srv.opts.Audit
 	if log == nil {
 		return
 	}
-	r := s.auditBase(res, s.srv.opts.Policies.PolicyState().Engine, time.Now())
-	r.Action = kind
-	r.Resource, r.ResType, r.Access = ans.Resource, ans.ResType, ans.Access
-	r.Sent = ans.Sent
-	if ans.Err != nil {
-		r.Result = 0
-		r.Reason = ans.Err.Message
+	a := &audit.Authored{Action: kind, Resource: ans.Resource, ResType: ans.ResType, Access: ans.Access, Sent: ans.Sent}
+	if v, ok := s.srv.opts.Policies.Snapshot().Version(); ok {
+		a.PolicyVersion = &v // the policies in force once it completed
 	}
-	log.Log(&r)
+	if ans.Err != nil {
+		a.Refused, a.Reason = true, ans.Err.Message
+	}
+	log.Author(s.auditWho, res.Fingerprint, a, time.Now())
 }

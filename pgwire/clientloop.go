@@ -139,7 +139,7 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 		}
 		p := pending{kind: 'E', run: s.takeRun(portal), portal: portal}
 		if st := s.portals[portal]; st != nil {
-			p.governed = governed(st.result)
+			p.governed = st.result.Governed()
 			s.noteEffects(&p, st.result)
 		}
 		s.queue.push(p)
@@ -215,11 +215,11 @@ func (s *session) backendWriteFailed(err error) error {
 // — ErrorResponse, ReadyForQuery, an open transaction block aborted — by
 // sending the denial statement as a Query, and the session goes on.
 func (s *session) functionCall() error {
-	res := &sqlrewrite.Result{Err: &sqlrewrite.Error{
+	res := sqlrewrite.Refusal(s.rewriteEnv(), s.rsess, sqlrewrite.KindFunctionCall, &sqlrewrite.Error{
 		Code:    sqlrewrite.CodeInsufficientPrivilege,
 		Message: fmt.Sprintf("pgranger: fast-path function calls (FunctionCall messages, e.g. the large-object API) are not allowed through pgranger (user %q)", s.id.User),
 		Hint:    "Call the function in a SQL statement.",
-	}, Statements: []sqlrewrite.StatementInfo{{Kind: "FUNCTION CALL"}}}
+	})
 	s.audit(res)
 	s.queue.push(pending{kind: 'Q', deny: res.Err})
 	return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
@@ -241,7 +241,7 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 		// the loop's other sessions go on meanwhile.
 		s.env.Analysing = s.mayBlock
 	}
-	s.env.Policy = s.srv.opts.Policies.PolicyState()
+	s.env.Policy = s.srv.opts.Policies.Snapshot()
 	s.env.Catalog = s.cat.Current()
 	s.env.Now = time.Now()
 	s.env.ParamTypes = nil
@@ -278,10 +278,10 @@ func (s *session) query(body []byte) error {
 	if err := s.createViews(res.Views, true); err != nil {
 		return err
 	}
-	if dropsTemp(res) {
+	if res.DropsTemp() {
 		s.bc.views.reset()
 	}
-	p := pending{kind: 'Q', governed: governed(res), run: s.track(res)}
+	p := pending{kind: 'Q', governed: res.Governed(), run: s.track(res)}
 	s.noteEffects(&p, res)
 	s.queue.push(p)
 	if !res.Changed {
@@ -312,7 +312,7 @@ func (s *session) parse(body []byte) error {
 	}
 	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res,
 		stamp: sqlrewrite.StampOf(env, s.rsess, res)}
-	s.queue.push(pending{kind: 'P', governed: governed(res)})
+	s.queue.push(pending{kind: 'P', governed: res.Governed()})
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'P', body)
 	}
@@ -337,7 +337,7 @@ func (s *session) bind(body []byte) error {
 	gov := false
 	st := s.stmts[name]
 	if st != nil {
-		gov = governed(st.result)
+		gov = st.result.Governed()
 		s.bindRun(portal, st.result) // one record per execution, when it completes
 	}
 	s.portals[portal] = st
@@ -388,32 +388,10 @@ func (s *session) ensureCurrent(name string) error {
 // noteEffects applies what the statement does to the session's
 // search_path when it is sent, and remembers how to take it back.
 func (s *session) noteEffects(p *pending, res *sqlrewrite.Result) {
-	for _, st := range res.Statements {
-		if st.Kind == "BEGIN" || st.Kind == "START TRANSACTION" {
-			s.paths.begin()
-		}
+	if res.OpensBlock() {
+		s.paths.begin()
 	}
 	if res.SearchPath != nil {
 		p.setsPath, p.pathBefore = true, s.paths.sent(res.SearchPath)
 	}
-}
-
-// dropsTemp reports whether res holds a DISCARD, which (ALL, TEMP) drops
-// the session's temporary views.
-func dropsTemp(res *sqlrewrite.Result) bool {
-	for _, st := range res.Statements {
-		if st.Kind == "DISCARD" {
-			return true
-		}
-	}
-	return false
-}
-
-func governed(res *sqlrewrite.Result) bool {
-	for _, st := range res.Statements {
-		if st.Governed {
-			return true
-		}
-	}
-	return false
 }

@@ -32,18 +32,12 @@ import (
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
-// PolicyProvider gives the current policy state; it must be cheap (it is
-// called once per statement) and safe for concurrent use.
-type PolicyProvider interface {
-	PolicyState() sqlrewrite.PolicyState
-}
-
 // Options wire a Server to the rest of pgranger.
 type Options struct {
 	Config   *config.Config
 	Auth     *identity.Authenticator
 	Rewriter *sqlrewrite.Rewriter
-	Policies PolicyProvider
+	Policies sqlrewrite.PolicySource
 	Audit    *audit.Logger // nil = no audit
 	// Author answers authoring statements (authoring.go); nil: authoring
 	// is off and they are refused.

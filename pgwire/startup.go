@@ -113,7 +113,7 @@ func (s *Server) startTLS(cc *clientConn) error {
 	}
 	tc := tls.Server(cc.conn, s.opts.TLS)
 	if err := tc.Handshake(); err != nil {
-		return fmt.Errorf("TLS handshake: %w", err)
+		return &tlsHandshakeError{err}
 	}
 	cc.conn, cc.tls = tc, true
 	cc.r = bufio.NewReaderSize(tc, 32*1024)
@@ -478,3 +478,10 @@ func identityAttrs(id *identity.Identity, extra ...any) []any {
 	}
 	return append(out, extra...)
 }
+
+// tlsHandshakeError is a client's TLS handshake that failed: counted as a
+// "tls" rejection.
+type tlsHandshakeError struct{ err error }
+
+func (e *tlsHandshakeError) Error() string { return "TLS handshake: " + e.err.Error() }
+func (e *tlsHandshakeError) Unwrap() error { return e.err }

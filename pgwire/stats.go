@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // This file holds the counters behind pgranger's Prometheus metrics (read
@@ -120,6 +122,7 @@ func (o *serverObs) reject(reason string) { addTo(&o.rejected, reason) }
 // startupFailed counts a connection that did not become a session.
 func (o *serverObs) startupFailed(err error) {
 	var fe *fatalError
+	var te *tlsHandshakeError
 	switch {
 	case errors.Is(err, errCancelHandled), errors.Is(err, errClientGone):
 		// A cancel request, or a client that left (a probe, a client
@@ -137,14 +140,14 @@ func (o *serverObs) startupFailed(err error) {
 		default:
 			o.reject("other")
 		}
-	case strings.HasPrefix(err.Error(), "TLS handshake"):
+	case errors.As(err, &te):
 		o.reject("tls")
 	default:
 		o.reject("other")
 	}
 }
 
-func (o *serverObs) statement(kind, result string) {
+func (o *serverObs) statement(kind sqlrewrite.StatementKind, result string) {
 	o.kindCounters(kind).add(result)
 }
 
@@ -166,9 +169,9 @@ func (c *kindCounters) add(result string) {
 	}
 }
 
-func (o *serverObs) kindCounters(kind string) *kindCounters {
+func (o *serverObs) kindCounters(kind sqlrewrite.StatementKind) *kindCounters {
 	if kind == "" {
-		kind = "UNKNOWN"
+		kind = sqlrewrite.KindUnknown
 	}
 	if v, ok := o.statements.Load(kind); ok {
 		return v.(*kindCounters)
@@ -264,7 +267,7 @@ func (s *Server) Stats() Stats {
 	o.statements.Range(func(k, v any) bool {
 		for i, result := range results {
 			if n := v.(*kindCounters)[i].Load(); n > 0 {
-				st.Statements[StatementKey{Kind: k.(string), Result: result}] = n
+				st.Statements[StatementKey{Kind: string(k.(sqlrewrite.StatementKind)), Result: result}] = n
 			}
 		}
 		return true

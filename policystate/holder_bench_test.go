@@ -11,11 +11,11 @@ import (
 	"github.com/pgranger/pgranger/ranger"
 )
 
-// BenchmarkPolicyStateParallel is the question every Parse, Bind and
+// BenchmarkSnapshotParallel is the question every Parse, Bind and
 // Query asks (rewriteEnv), from every session at once: which engine, and
 // is it fresh? The source is a real FileSource, as policy.source = "file"
 // wires it.
-func BenchmarkPolicyStateParallel(b *testing.B) {
+func BenchmarkSnapshotParallel(b *testing.B) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "hive.json")
 	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":1,"policies":[]}`), 0o644); err != nil {
@@ -31,14 +31,14 @@ func BenchmarkPolicyStateParallel(b *testing.B) {
 	if err := h.Install(bundle); err != nil {
 		b.Fatal(err)
 	}
-	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		b.Fatalf("not in force: %+v", st)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if h.PolicyState().Engine == nil {
+			if h.Snapshot().Engine == nil {
 				b.Fatal("no engine")
 			}
 		}

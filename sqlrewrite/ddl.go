@@ -35,7 +35,7 @@ import (
 // view is how an administrator exposes part of a table), so a view a user
 // could create would launder what the user may not read.
 
-func (r *stmtRewriter) ddlOff(kind string) *Error {
+func (r *stmtRewriter) ddlOff(kind StatementKind) *Error {
 	return denyf("%s statements are not allowed through pgranger: policy.allow-ddl is off (user %q)", kind, r.sess.Subject.User)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
 )
 
 // rewriteAs rewrites one text for a user of testSubjects, as the golden
@@ -23,7 +24,7 @@ func rewriteIn(t *testing.T, snap *catalog.Snapshot, user, sql string, opts Opti
 	}
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	return New(opts).Rewrite(context.Background(), env, sess, sql)
 }
 

@@ -495,7 +495,7 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 		return
 	}
 	if _, err := parse(body, noLimit, noLimit); err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", rel.Schema, rel.Name))
+		r.fail(unanalysable(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", rel.Schema, rel.Name))
 		return
 	}
 	sum := sha256.Sum256([]byte("dml\x00" + body))

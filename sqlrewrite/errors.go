@@ -29,6 +29,11 @@ type Error struct {
 	// resource: what the text of Message and Detail says, as data for
 	// the audit record (nil for every other refusal).
 	Denied *Denial
+	// Unanalysable: the text could not be analysed (what the rewrite
+	// built does not parse again, an expression or a type does not
+	// parse); Message may quote the statement, so the audit record names
+	// the refusal by SQLSTATE (AuditReason).
+	Unanalysable bool
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -84,6 +89,13 @@ func accessDenied(d Denial, format string, args ...any) *Error {
 
 func denyf(format string, args ...any) *Error {
 	return &Error{Code: CodeInsufficientPrivilege, Message: "pgranger: " + fmt.Sprintf(format, args...)}
+}
+
+// unanalysable is errorf for a text that could not be analysed.
+func unanalysable(code, format string, args ...any) *Error {
+	e := errorf(code, format, args...)
+	e.Unanalysable = true
+	return e
 }
 
 func errorf(code, format string, args ...any) *Error {

@@ -34,7 +34,7 @@ func rewriteNested(t *testing.T, rw *Rewriter, subj *policy.Subject, sql string)
 	t.Helper()
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	return rw.Rewrite(context.Background(), env, sess, sql)
 }
 
@@ -131,7 +131,7 @@ func TestNestingLimitsOnCatalogAndPolicyText(t *testing.T) {
 	subj := testSubjects["bob"] // may read sales.*: the view is expanded for him
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	res := New(Options{}).Rewrite(context.Background(), env, sess, "SELECT x FROM sales.deep_view")
 	want := "pgranger: the definition of view sales.deep_view cannot be analysed (statement is nested too deeply to analyse safely: " +
 		"30,000 operators on one path could make its parse tree 60,030 levels deep; at most 512 levels are allowed with this process's 2 MiB C stack (ulimit -s)): " +
@@ -158,7 +158,7 @@ func TestNestingLimitsOnCatalogAndPolicyText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env = &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env = &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	res = New(Options{}).Rewrite(context.Background(), env, sess, "SELECT id FROM sales.orders")
 	want = "pgranger: the row filter on sales.orders cannot be applied (expression is nested too deeply to analyse safely: " +
 		"30,001 operators on one path could make its parse tree 60,032 levels deep; at most 512 levels are allowed with this process's 2 MiB C stack (ulimit -s)): " +

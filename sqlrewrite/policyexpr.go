@@ -31,7 +31,7 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprSco
 			// "statement is nested too deeply …": the limit, not the syntax.
 			return nil, errorf(CodeStatementTooComplex, "expression %s", strings.TrimPrefix(msg, "statement "))
 		}
-		return nil, errorf(CodeSyntaxError, "expression does not parse: %v", msg)
+		return nil, unanalysable(CodeSyntaxError, "expression does not parse: %v", msg)
 	}
 	if len(tree.Stmts) != 1 {
 		return nil, errorf(CodeSyntaxError, "expression is more than one statement")

@@ -29,6 +29,7 @@ import (
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
 
+	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
 )
@@ -79,20 +80,17 @@ const (
 	DMLRowFilterApply = "apply"
 )
 
-// PolicyState is the policy side of one rewrite.
-type PolicyState struct {
-	Engine     *policy.Engine // nil when no usable bundle was ever loaded
-	Generation uint64         // changes whenever Engine changes
-	// Unavailable, when not empty, says why policies cannot be trusted
-	// (stale past cache-ttl-secs, never loaded); every governed statement is
-	// then denied with it.
-	Unavailable string
+// PolicySource gives the policies in force (in the proxy,
+// policystate.Holder); Snapshot must be cheap (it is called once per
+// message) and safe for concurrent use.
+type PolicySource interface {
+	Snapshot() policy.Snapshot
 }
 
 // Env is the shared state a rewrite reads: immutable snapshots taken by the
 // caller at the start of the statement.
 type Env struct {
-	Policy  PolicyState
+	Policy  policy.Snapshot
 	Catalog *catalog.Snapshot
 	// Refresh reloads the catalog when a name is missing; may be nil.
 	Refresh func(ctx context.Context) (*catalog.Snapshot, error)
@@ -187,6 +185,9 @@ type Result struct {
 	// (pgwire with authoring.enabled) answers it instead, and nothing of
 	// it reaches the backend either way.
 	Authoring string
+	// Audit is what the text's audit records say of its decisions, decided
+	// with them under the same policy snapshot (audit.go).
+	Audit audit.Decision
 
 	// volatile: the result depends on, or changes, the session's SQL
 	// prepared statements (prepare.go), so it is never cached.
@@ -203,8 +204,8 @@ type Result struct {
 
 // StatementInfo describes one statement for audit and metrics.
 type StatementInfo struct {
-	Kind      string // "SELECT", "SET", "BEGIN", …
-	Governed  bool   // it reads a relation Ranger governs
+	Kind      StatementKind
+	Governed  bool // it reads a relation Ranger governs
 	Resources []ResourceUse
 }
 
@@ -362,6 +363,15 @@ func (r *Result) weight() int {
 			}
 		}
 	}
+	for _, st := range r.Audit.Statements {
+		n += 48
+		for _, u := range st.Uses {
+			n += 96 + len(u.Resource) // Access, ResType and the ids are shared with Statements
+		}
+	}
+	if d := r.Audit.Denied; d != nil {
+		n += 128 + len(d.Resource) + len(d.Reason)
+	}
 	for _, v := range r.Views {
 		n += len(v.Name) + len(v.Create) + 2*len(v.Attnums)
 	}
@@ -463,6 +473,7 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		if p := recover(); p != nil {
 			res = &Result{Err: errorf(CodeInsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
 		}
+		res.decideAudit(env, sess.Subject)
 	}()
 	if env.Analysing != nil {
 		env.Analysing()
@@ -530,7 +541,7 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 			if perr.Code == CodeStatementTooComplex {
 				return &Result{Err: perr}
 			}
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
+			return &Result{Err: unanalysable(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
 		}
 		// A text that renders differently once parsed again does not mean
 		// what the rewriter built ((0).f became 0.f, read back as "0. AS

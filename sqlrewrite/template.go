@@ -301,7 +301,7 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 			// count $n as a different shape from the client's literal.
 			if fp := fingerprint(sql); fp != "" {
 				r := *t.res
-				r.Fingerprint = fp
+				r.Fingerprint, r.Audit.Fingerprint = fp, fp
 				t.res = &r
 			}
 		}

@@ -330,6 +330,19 @@ type View struct {
 	Attnums []int16
 }
 
+// LocateSQL asks for the view's OID once it is created (one row, one
+// text column), so that the origins of its result columns can be mapped.
+func (v *View) LocateSQL() string {
+	return "SELECT " + QuoteLiteral("pg_temp."+v.Name) + "::pg_catalog.regclass::pg_catalog.oid"
+}
+
+// SetConfigSQL applies a setting's raw text, as postgresql.conf and a
+// startup packet give it, for the session (set_config): SET name = 'a,b'
+// would make one quoted element of a list setting.
+func SetConfigSQL(name, value string) string {
+	return "SELECT pg_catalog.set_config(" + QuoteLiteral(name) + ", " + QuoteLiteral(value) + ", false)"
+}
+
 // parseTreeVersion is the parse-tree version Deparse expects of a tree
 // built by hand.
 var parseTreeVersion = func() int32 {
@@ -421,7 +434,7 @@ func columnType(c catalog.Column) ColumnType {
 func parseExpr(text string) (*pg.Node, *Error) {
 	tree, err := parse("SELECT "+text, noLimit, noLimit)
 	if err != nil {
-		return nil, errorf(CodeFeatureNotSupported, "internal expression does not parse: %v", err.Message)
+		return nil, unanalysable(CodeFeatureNotSupported, "internal expression does not parse: %v", err.Message)
 	}
 	sel := tree.Stmts[0].Stmt.GetSelectStmt()
 	return sel.TargetList[0].GetResTarget().Val, nil
@@ -434,7 +447,7 @@ func parseTypeName(name string) (*pg.TypeName, *Error) {
 	}
 	tc := n.GetTypeCast()
 	if tc == nil {
-		return nil, errorf(CodeFeatureNotSupported, "cannot parse type %s", name)
+		return nil, unanalysable(CodeFeatureNotSupported, "cannot parse type %s", name)
 	}
 	return tc.TypeName, nil
 }

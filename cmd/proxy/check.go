@@ -145,7 +145,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	})
 	now := time.Now()
 	sess := &sqlrewrite.Session{Subject: subj, IdentityKey: sqlrewrite.IdentityKey(subj), Database: db, SearchPath: path, DefaultSearchPath: []string{"$user", "public"}}
-	env := &sqlrewrite.Env{Policy: sqlrewrite.PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: now}
+	env := &sqlrewrite.Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: now}
 	res := rw.Rewrite(context.Background(), env, sess, sql)
 
 	c := &checkPrinter{w: stdout, eng: eng, subj: subj, snap: snap, at: now, mapping: cfg.Policy.NamespaceMapping, database: db, who: *who}

@@ -112,7 +112,7 @@ func startFileSource(ctx context.Context, cfg *config.Config, holder *policystat
 		},
 		refresh: func(context.Context) (any, bool, error) {
 			err := check()
-			st := holder.Snapshot()
+			st := holder.Status()
 			rep := map[string]any{"source": "file", "policyVersion": st.Versions.Policy, "tagVersion": st.Versions.Tag,
 				"roleVersion": st.Versions.Role, "userStoreVersion": st.Versions.UserStore, "generation": st.Generation, "available": st.Available}
 			if err != nil {
@@ -236,7 +236,7 @@ func startRangerSource(ctx context.Context, cfg *config.Config, holder *policyst
 			if err != nil {
 				return nil, false, err
 			}
-			st := holder.Snapshot()
+			st := holder.Status()
 			return map[string]any{
 				"source":     "ranger",
 				"versions":   rep.Versions,

@@ -72,7 +72,7 @@ func TestRangerSourceWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Loaded before serve listens.
-	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		t.Fatalf("after start: %+v\n%s", st, logs.String())
 	}
 	if srv.Requests(rangeradmin.DocUserStore) != 0 {
@@ -112,7 +112,7 @@ func TestRangerSourceFailsClosedAndWarns(t *testing.T) {
 	if _, err := startPolicySource(ctx, cfg, h, log); err != nil {
 		t.Fatal(err)
 	}
-	st := h.PolicyState()
+	st := h.Snapshot()
 	if st.Engine != nil || !strings.Contains(st.Unavailable, "could not be downloaded from Ranger Admin") || strings.Contains(st.Unavailable, "127.0.0.1") {
 		t.Errorf("unreachable Ranger: %+v", st)
 	}
