@@ -11,6 +11,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // GRANT and REVOKE, mapped as HiveServer2 maps them
@@ -144,7 +145,7 @@ func (st *stmtContext) grant(g *pg.GrantStmt) (plan, *sqlrewrite.Error) {
 			for _, gr := range groups {
 				for _, c := range gr.cols {
 					if cols != nil && !cols[c] {
-						return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", c, name)
+						return nil, errorf(sqlstate.UndefinedColumn, "column %q of relation %q does not exist", c, name)
 					}
 				}
 				p.targets = append(p.targets, grantTarget{pgName: schema + "." + name, db: st.rangerDatabase(schema), table: name,
@@ -279,7 +280,7 @@ func (g *grantee) run(ctx context.Context, x *exec) *sqlrewrite.Error {
 	}
 	for _, s := range done {
 		if msg := verifyGrant(after, s.req, p.grant); msg != "" && s.exact {
-			return withDetail(errorf(CodeSerializationFailure, "could not serialize access due to concurrent update: %s", msg),
+			return withDetail(errorf(sqlstate.SerializationFailure, "could not serialize access due to concurrent update: %s", msg),
 				"Ranger has no optimistic concurrency: another writer replaced the policy after pgranger's write.", "Run the statement again.")
 		}
 		if !p.grant {

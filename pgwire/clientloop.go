@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // denySQL replaces a denied statement on the backend. It fails during
@@ -65,7 +66,7 @@ func (s *session) clientLoop() error {
 		typ, body, err := s.cr.next()
 		if err != nil {
 			if errors.Is(err, errMessageTooLarge) {
-				return fatalf(codeProtocolViolation, "message too large (listen.max-message-bytes)")
+				return fatalf(sqlstate.ProtocolViolation, "message too large (listen.max-message-bytes)")
 			}
 			return err
 		}
@@ -170,7 +171,7 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 	case 'X':
 		return errTerminate
 	default:
-		return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
+		return fatalf(sqlstate.ProtocolViolation, "invalid frontend message type %q", typ)
 	}
 	return err
 }
@@ -216,7 +217,7 @@ func (s *session) backendWriteFailed(err error) error {
 // sending the denial statement as a Query, and the session goes on.
 func (s *session) functionCall() error {
 	res := sqlrewrite.Refusal(s.rewriteEnv(), s.rsess, sqlrewrite.KindFunctionCall, &sqlrewrite.Error{
-		Code:    sqlrewrite.CodeInsufficientPrivilege,
+		Code:    sqlstate.InsufficientPrivilege,
 		Message: fmt.Sprintf("pgranger: fast-path function calls (FunctionCall messages, e.g. the large-object API) are not allowed through pgranger (user %q)", s.id.User),
 		Hint:    "Call the function in a SQL statement.",
 	})
@@ -264,7 +265,7 @@ func (s *session) rewriteIn(env *sqlrewrite.Env, sql string) *sqlrewrite.Result 
 func (s *session) query(body []byte) error {
 	sql, _, ok := cstring(body)
 	if !ok {
-		return fatalf(codeProtocolViolation, "malformed Query message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Query message")
 	}
 	res := s.rewrite(sql)
 	if res.Authoring != "" && s.srv.opts.Author != nil {
@@ -293,7 +294,7 @@ func (s *session) query(body []byte) error {
 func (s *session) parse(body []byte) error {
 	var msg pgproto3.Parse
 	if err := msg.Decode(body); err != nil {
-		return fatalf(codeProtocolViolation, "malformed Parse message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Parse message")
 	}
 	env := s.rewriteEnv()
 	env.ParamTypes = msg.ParameterOIDs // they decide how the backend resolves operators on $n
@@ -322,11 +323,11 @@ func (s *session) parse(body []byte) error {
 func (s *session) bind(body []byte) error {
 	portal, rest, ok := cstring(body)
 	if !ok {
-		return fatalf(codeProtocolViolation, "malformed Bind message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Bind message")
 	}
 	name, _, ok := cstring(rest)
 	if !ok {
-		return fatalf(codeProtocolViolation, "malformed Bind message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Bind message")
 	}
 	if st := s.stmts[name]; st != nil && st.authoring {
 		return s.authorBind(portal, st)

@@ -67,6 +67,7 @@ import (
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 type session struct {
@@ -183,7 +184,7 @@ func (s *session) applySettings(settings [][2]string) error {
 		}
 		sql := sqlrewrite.SetConfigSQL(kv[0], kv[1])
 		if _, err := s.bc.simpleValue(sql); err != nil {
-			return fatalf(codeInvalidParameter, "%v", err)
+			return fatalf(sqlstate.InvalidParameterValue, "%v", err)
 		}
 	}
 	return nil

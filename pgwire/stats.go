@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // This file holds the counters behind pgranger's Prometheus metrics (read
@@ -129,13 +130,13 @@ func (o *serverObs) startupFailed(err error) {
 		// that gave up): nothing was refused.
 	case errors.As(err, &fe):
 		switch {
-		case fe.code == codeInvalidPassword || fe.code == codeInvalidAuth:
+		case fe.code == sqlstate.InvalidPassword || fe.code == sqlstate.InvalidAuthorization:
 			o.reject("auth")
-		case fe.code == codeTooManyConnections:
+		case fe.code == sqlstate.TooManyConnections:
 			o.reject("pool_exhausted")
-		case fe.code == codeConnectionFailure || strings.HasPrefix(fe.code, "08") && fe.code != codeProtocolViolation:
+		case fe.code == sqlstate.ConnectionFailure || strings.HasPrefix(fe.code, "08") && fe.code != sqlstate.ProtocolViolation:
 			o.reject("backend")
-		case fe.code == codeProtocolViolation || fe.code == codeFeatureNotSupported:
+		case fe.code == sqlstate.ProtocolViolation || fe.code == sqlstate.FeatureNotSupported:
 			o.reject("protocol")
 		default:
 			o.reject("other")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // What the audit records of a text say of its decisions is decided here,
@@ -121,9 +122,9 @@ func (d *Denial) auditResource() (resource, resType string) {
 // analysed — which are named by SQLSTATE.
 func (e *Error) AuditReason() string {
 	switch {
-	case e.Code == CodeSyntaxError:
+	case e.Code == sqlstate.SyntaxError:
 		return "syntax error (SQLSTATE 42601)"
-	case e.Code == CodeStatementTooComplex || e.Code == CodeProgramLimitExceeded:
+	case e.Code == sqlstate.StatementTooComplex || e.Code == sqlstate.ProgramLimitExceeded:
 		return "statement too large or too complex (SQLSTATE " + e.Code + ")"
 	case e.Unanalysable:
 		return "the statement could not be analysed (SQLSTATE " + e.Code + ")"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 func TestAuditReasonNeverQuotesTheStatement(t *testing.T) {
@@ -15,7 +16,7 @@ func TestAuditReasonNeverQuotesTheStatement(t *testing.T) {
 	}{
 		{Error{Code: "42601", Message: `syntax error at or near "'s3cret'"`}, "syntax error (SQLSTATE 42601)"},
 		{Error{Code: "54001", Message: "statement is too complex to parse: x"}, "statement too large or too complex (SQLSTATE 54001)"},
-		{*unanalysable(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (near 'x'); rewrite the statement"),
+		{*unanalysable(sqlstate.FeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (near 'x'); rewrite the statement"),
 			"the statement could not be analysed (SQLSTATE 0A000)"},
 		{Error{Code: "42501", Message: `pgranger: permission denied: user "bob" has no select access to column hr.employees.salary`},
 			`pgranger: permission denied: user "bob" has no select access to column hr.employees.salary`},

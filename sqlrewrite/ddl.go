@@ -5,6 +5,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // DDL (docs/security.md, "Mechanisms": DDL), only with policy.allow-ddl; without
@@ -84,7 +85,7 @@ func (r *stmtRewriter) ddlStatement(n *pg.Node) {
 func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 	user := r.sess.Subject.User
 	if rv == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "%s without a name", kind))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "%s without a name", kind))
 		return false
 	}
 	if rv.Relpersistence == "t" || rv.Schemaname == "pg_temp" || len(rv.Schemaname) > 8 && rv.Schemaname[:8] == "pg_temp_" {
@@ -92,7 +93,7 @@ func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 		return false
 	}
 	if rv.Catalogname != "" && rv.Catalogname != r.sess.Database {
-		r.fail(errorf(CodeFeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
 		return false
 	}
 	rv.Catalogname = ""
@@ -155,7 +156,7 @@ func (r *stmtRewriter) creationSchema() (string, *Error) {
 			return s, nil
 		}
 	}
-	return "", &Error{Code: "3F000", Message: "no schema has been selected to create in"}
+	return "", &Error{Code: sqlstate.InvalidSchemaName, Message: "no schema has been selected to create in"}
 }
 
 // createTableAs handles CREATE TABLE … AS (also … AS EXECUTE).
@@ -172,7 +173,7 @@ func (r *stmtRewriter) createTableAs(c *pg.CreateTableAsStmt) {
 		return
 	}
 	if c.Query == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "CREATE TABLE AS without a query"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "CREATE TABLE AS without a query"))
 		return
 	}
 	switch c.Query.Node.(type) {
@@ -238,7 +239,7 @@ func (r *stmtRewriter) createTable(c *pg.CreateStmt) {
 				}
 			}
 		default:
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported CREATE TABLE element"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported CREATE TABLE element"))
 			return
 		}
 		if r.err != nil {
@@ -421,7 +422,7 @@ func (r *stmtRewriter) dropStatement(d *pg.DropStmt) {
 		case 3:
 			rv.Catalogname, rv.Schemaname, rv.Relname = names[0], names[1], names[2]
 		default:
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported name in DROP"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported name in DROP"))
 			return
 		}
 		if d.MissingOk && !r.exists(rv) {
@@ -534,7 +535,7 @@ func (r *stmtRewriter) truncateStatement(t *pg.TruncateStmt) {
 	for _, n := range t.Relations {
 		rv := n.GetRangeVar()
 		if rv == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported TRUNCATE target"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported TRUNCATE target"))
 			return
 		}
 		if r.dmlTargetItem(rv, "TRUNCATE") == nil {
@@ -563,7 +564,7 @@ func (r *stmtRewriter) alterTable(a *pg.AlterTableStmt) {
 	for _, c := range a.Cmds {
 		cmd := c.GetAlterTableCmd()
 		if cmd == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unexpected ALTER TABLE command"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unexpected ALTER TABLE command"))
 			return
 		}
 		if cmd.Behavior == pg.DropBehavior_DROP_CASCADE {

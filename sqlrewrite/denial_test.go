@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // rewriteAs rewrites one text for a user of testSubjects, as the golden
@@ -76,7 +77,7 @@ func TestDenialFields(t *testing.T) {
 			if res.Err == nil {
 				t.Fatalf("%s: allowed, want a denial", c.sql)
 			}
-			if res.Err.Code != CodeInsufficientPrivilege || res.Err.Detail != c.detail {
+			if res.Err.Code != sqlstate.InsufficientPrivilege || res.Err.Detail != c.detail {
 				t.Errorf("%s: %s %q DETAIL %q, want 42501 DETAIL %q", c.sql, res.Err.Code, res.Err.Message, res.Err.Detail, c.detail)
 			}
 			if res.Err.Denied == nil {

@@ -529,7 +529,7 @@ func maskAbbreviations(t *testing.T) *strings.Replacer {
 			// DML masks read the column through the target's visible name
 			// (dml.go): the aliases the cases use.
 			for _, q := range []string{"", "orders", "o", "Odd Orders", "employees", "e"} {
-				for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
+				for _, m := range []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeDateShowYear} {
 					ident, label := QuoteIdent(c.Name), c.Name
 					if q != "" {
 						ident, label = QuoteIdent(q)+"."+ident, q+"."+c.Name

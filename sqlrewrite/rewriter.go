@@ -32,6 +32,7 @@ import (
 	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Options are the rewriter's fixed settings.
@@ -453,7 +454,7 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	r = rw.rewrite(ctx, &e, sess, sql)
 	// A denial caused by a name the catalog did not know is not cached, so a
 	// table created a moment later is found once the catalog reloads.
-	if !r.volatile && (r.Err == nil || r.Err.Code != CodeUndefinedTable) {
+	if !r.volatile && (r.Err == nil || r.Err.Code != sqlstate.UndefinedTable) {
 		key.catalogVersion = e.Catalog.Version
 		rw.cache.Set(key, r)
 	}
@@ -471,7 +472,7 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		// A bug in the analysis must deny the statement, not kill the
 		// process with every session in it.
 		if p := recover(); p != nil {
-			res = &Result{Err: errorf(CodeInsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
+			res = &Result{Err: errorf(sqlstate.InsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
 		}
 		res.decideAudit(env, sess.Subject)
 	}()
@@ -538,16 +539,16 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		// ((0).f becomes 0.f): what is sent must be SQL the parser accepts.
 		again, perr := parse(out, noLimit, noLimit)
 		if perr != nil {
-			if perr.Code == CodeStatementTooComplex {
+			if perr.Code == sqlstate.StatementTooComplex {
 				return &Result{Err: perr}
 			}
-			return &Result{Err: unanalysable(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
+			return &Result{Err: unanalysable(sqlstate.FeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
 		}
 		// A text that renders differently once parsed again does not mean
 		// what the rewriter built ((0).f became 0.f, read back as "0. AS
 		// f"): refuse it rather than send something else.
 		if twice, err := deparse(again); err != nil || twice != out {
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}
+			return &Result{Err: errorf(sqlstate.FeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}
 		}
 		res.SQL = out
 	}

@@ -301,7 +301,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 				continue
 			}
 			fmt.Fprintf(c.w, "    mask %s: %s", col, m.Type)
-			if m.Type == "CUSTOM" {
+			if m.Type == ranger.MaskTypeCustom {
 				fmt.Fprintf(c.w, " %q", m.ValueExpr)
 			}
 			if m.Tag != "" {

@@ -35,8 +35,6 @@ type listedPackage struct {
 	XTestImports []string
 }
 
-func repoRoot(t *testing.T) string { return testrepo.Root(t) }
-
 // readRules parses the table under "## Package map and import rules":
 // | `pkg` | layer | job | `a`, `b` or — | `c` or — |
 func readRules(t *testing.T, r io.Reader) map[string]rule {
@@ -129,7 +127,7 @@ func local(paths []string) []string {
 }
 
 func TestImportsFollowDocsArchitecture(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	f, err := os.Open(filepath.Join(root, "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +213,7 @@ var forbidden = map[string]map[string]string{
 }
 
 func TestForbiddenImports(t *testing.T) {
-	for _, p := range goList(t, repoRoot(t)) {
+	for _, p := range goList(t, testrepo.Root(t)) {
 		name, _ := strings.CutPrefix(p.ImportPath, module+"/")
 		rules, ok := forbidden[name]
 		if !ok {

@@ -636,7 +636,7 @@ func (s *Suite) Answer(c *Case) Answer {
 		if m.Type == "" && m.PolicyID != 0 {
 			// The engine reports a matched MASK_NONE as no mask, with the
 			// deciding policy; Ranger's result names the type.
-			m.Type = "MASK_NONE"
+			m.Type = ranger.MaskTypeNone
 		}
 		a.MaskType, a.MaskedValue, a.PolicyID = m.Type, m.ValueExpr, rangerID(m.PolicyID)
 	case "accessinfo":

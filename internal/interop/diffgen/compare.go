@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/rangerexpr"
 )
 
@@ -85,7 +86,7 @@ func PgrangerAnswer(eng *policy.Engine, q *Request) Answer {
 		if m.Type == "" && m.PolicyID != 0 {
 			// pgranger reports a matched MASK_NONE as "unmasked" with
 			// its policy; Ranger's result names the type.
-			a.MaskType = "MASK_NONE"
+			a.MaskType = ranger.MaskTypeNone
 		}
 		a.ValueExpr, a.Err = expand(eng, q, m.ValueExpr, m.CurrentTag)
 		return a
