@@ -213,7 +213,7 @@ func (g *grantee) authorize(x *exec) *sqlrewrite.Error {
 		// A request on several columns needs delegated admin on each.
 		for _, c := range cols {
 			res := policy.Resource{Database: t.db, Table: t.table, Column: c}
-			if d := x.eng.DelegatedAdmin(x.req.Subject, res, t.accesses, x.now); !d.Allowed {
+			if d := x.eng.Evaluate(&policy.Request{Subject: x.req.Subject, Hive: res, Accesses: t.accesses, At: x.now, Want: policy.WantAdmin}).Admin; !d.Allowed {
 				name := t.pgName
 				if c != "*" {
 					name += "." + c
@@ -356,7 +356,7 @@ func (x *exec) revokeNotices(t grantTarget, req *ranger.GrantRevokeRequest, exac
 		for _, a := range t.accesses {
 			for _, c := range cols {
 				res := policy.Resource{Database: t.db, Table: t.table, Column: c}
-				if d := x.eng.Access(subj, res, a, x.now); d.Allowed && d.PolicyID > 0 {
+				if d := x.eng.Evaluate(&policy.Request{Subject: subj, Hive: res, Access: a, At: x.now, Want: policy.WantAccess}).Access; d.Allowed && d.PolicyID > 0 {
 					x.notice("%s still has %s on %s through policy %d %q", gp, a, t.pgName, d.PolicyID, policyName(x.bundle, d.PolicyID))
 				}
 			}

@@ -343,7 +343,7 @@ func (p *maskPlan) authorize(x *exec) *sqlrewrite.Error {
 		p.resolved = append(p.resolved, ps)
 	}
 	res := policy.Resource{Database: p.db, Table: p.tbl, Column: p.column}
-	if d := x.eng.DelegatedAdmin(x.req.Subject, res, []string{"select"}, x.now); !d.Allowed {
+	if d := x.eng.Evaluate(&policy.Request{Subject: x.req.Subject, Hive: res, Accesses: []string{"select"}, At: x.now, Want: policy.WantAdmin}).Admin; !d.Allowed {
 		e := adminDenied(x, "set the mask of", res, p.pgName, d)
 		e.Message = fmt.Sprintf("pgranger: permission denied: user %q may not set the mask of column %s: it has no delegated admin for select there", x.user(), p.pgName)
 		return e

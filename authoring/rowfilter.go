@@ -212,7 +212,7 @@ func (p *rowFilterPlan) authorize(x *exec) *sqlrewrite.Error {
 		}
 	}
 	res := policy.Resource{Database: p.db, Table: p.tbl}
-	if d := x.eng.DelegatedAdmin(x.req.Subject, res, []string{"select"}, x.now); !d.Allowed {
+	if d := x.eng.Evaluate(&policy.Request{Subject: x.req.Subject, Hive: res, Accesses: []string{"select"}, At: x.now, Want: policy.WantAdmin}).Admin; !d.Allowed {
 		verb := map[rowFilterOp]string{opCreate: "create row filters for", opAlter: "alter row filters for", opRename: "alter row filters for", opDrop: "drop row filters for"}[p.op]
 		e := adminDenied(x, verb, res, p.pgTable, d)
 		e.Message = fmt.Sprintf("pgranger: permission denied: user %q may not %s table %s: it has no delegated admin for select there", x.user(), verb, p.pgTable)

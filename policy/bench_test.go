@@ -234,7 +234,7 @@ func BenchmarkAuditedAccess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			q := &AuditQuery{Subject: &Subject{User: "bob", Groups: []string{"analysts"}}, Resource: Resource{Database: "sales", Table: "orders"},
+			q := &auditQuery{Subject: &Subject{User: "bob", Groups: []string{"analysts"}}, Resource: Resource{Database: "sales", Table: "orders"},
 				Columns: []string{"id", "amount"}, Access: "select", Action: "SELECT", PolicyIDs: [][]int64{{1}}, At: t0}
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

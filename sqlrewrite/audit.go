@@ -28,18 +28,20 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 	if v, ok := env.Policy.Version(); ok {
 		a.PolicyVersion = &v
 	}
-	audited := func(q *policy.AuditQuery) bool {
-		return eng == nil || eng.AuditedAccess(q)
+	audited := func(q *policy.Request) bool {
+		q.Subject, q.At, q.Want = subj, env.Now, policy.WantRecordAudit
+		return eng == nil || eng.Evaluate(q).Audited
 	}
 	if res.Err != nil {
 		d := res.denialRecord()
-		q := policy.AuditQuery{Subject: subj, Denied: true, Access: d.Access, Action: d.Action, At: env.Now}
+		decided := &policy.Decided{Denied: true}
+		q := policy.Request{Access: d.Access, Action: d.Action, Decided: decided}
 		if den := res.Err.Denied; den != nil {
-			q.Resource = policy.Resource{Database: den.Database, Table: den.Table}
+			q.Hive = policy.Resource{Database: den.Database, Table: den.Table}
 			if den.Column != "" {
-				q.Columns = []string{den.Column}
+				decided.Columns = []string{den.Column}
 			}
-			q.PolicyIDs = [][]int64{{den.PolicyID}}
+			decided.PolicyIDs = [][]int64{{den.PolicyID}}
 		}
 		d.Audited = audited(&q)
 		a.Denied = d
@@ -51,7 +53,7 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 		out := &a.Statements[i]
 		out.Action = string(st.Kind)
 		if len(st.Resources) == 0 {
-			out.Audited = audited(&policy.AuditQuery{Subject: subj, Action: out.Action, At: env.Now})
+			out.Audited = audited(&policy.Request{Action: out.Action, Decided: &policy.Decided{}})
 			continue
 		}
 		out.Uses = make([]audit.Use, len(st.Resources))
@@ -68,9 +70,8 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 				use.Policy = u.PolicyIDs[0]
 			}
 			use.MaskPolicies, use.FilterPolicies = u.MaskPolicyIDs, u.FilterPolicyIDs
-			use.Audited = audited(&policy.AuditQuery{Subject: subj, Resource: policy.Resource{Database: u.Database, Table: u.Table},
-				Columns: u.Columns, Access: u.Access, Action: out.Action,
-				PolicyIDs: [][]int64{u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs}, At: env.Now})
+			use.Audited = audited(&policy.Request{Hive: policy.Resource{Database: u.Database, Table: u.Table}, Access: u.Access, Action: out.Action,
+				Decided: &policy.Decided{Columns: u.Columns, PolicyIDs: [][]int64{u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs}}})
 		}
 	}
 }

@@ -115,7 +115,7 @@ func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 	}
 	r.governed = true
 	res := policy.Resource{Database: r.rangerDatabase(rv.Schemaname), Table: rv.Relname}
-	if d := r.env.Policy.Engine.Access(r.sess.Subject, res, "create", r.env.Now); !d.Allowed && !r.env.Policy.Engine.IsSuperUser(r.sess.Subject) {
+	if d := r.access(res, "create", nil); !d.Allowed && !r.env.Policy.Engine.IsSuperUser(r.sess.Subject) {
 		r.fail(accessDenied(denial(res, "create", d),
 			"permission denied: user %q has no create access to table %s.%s (%s)", user, rv.Schemaname, rv.Relname, kind))
 		return false
@@ -230,7 +230,7 @@ func (r *stmtRewriter) createTable(c *pg.CreateStmt) {
 			r.qualify(v.TableLikeClause.Relation, rel)
 			if !rel.IsSystem() {
 				if p := r.relationPolicy(rel); p != nil && !p.super {
-					if d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now); !d.Allowed {
+					if d := r.access(p.resource, "select", nil); !d.Allowed {
 						e := denyf("permission denied: user %q has no select access to table %s.%s (CREATE TABLE … LIKE)", user, rel.Schema, rel.Name)
 						e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: "select", PolicyID: d.PolicyID}
 						r.fail(e)
@@ -328,7 +328,7 @@ func (r *stmtRewriter) foreignKey(c *pg.Constraint) {
 	}
 	cols := nameList(c.PkAttrs)
 	if len(cols) == 0 {
-		if d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now); !d.Allowed {
+		if d := r.access(p.resource, "select", nil); !d.Allowed {
 			e := denyf("permission denied: user %q has no select access to table %s.%s (foreign key)", user, rel.Schema, rel.Name)
 			e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: "select", PolicyID: d.PolicyID}
 			r.fail(e)
@@ -489,7 +489,7 @@ func (r *stmtRewriter) missingRelationAccess(rv *pg.RangeVar, kind, access strin
 	}
 	for _, s := range schemas {
 		res := policy.Resource{Database: r.rangerDatabase(s), Table: rv.Relname}
-		if d := eng.Access(r.sess.Subject, res, access, r.env.Now); !d.Allowed {
+		if d := r.access(res, access, nil); !d.Allowed {
 			r.fail(accessDenied(denial(res, access, d),
 				"permission denied: user %q has no %s access to table %s.%s (%s)", r.sess.Subject.User, access, s, rv.Relname, kind))
 			return false

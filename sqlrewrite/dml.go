@@ -331,7 +331,6 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 		return
 	}
 	user := r.sess.Subject.User
-	eng := r.env.Policy.Engine
 	for _, i := range ref.readColumns() {
 		if d := p.colAccess[i]; !d.Allowed {
 			cr := p.resource
@@ -345,7 +344,7 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	if access == "" {
 		access = "update"
 	}
-	t.table = eng.Access(r.sess.Subject, p.resource, access, r.env.Now)
+	t.table = r.access(p.resource, access, nil)
 	if !t.table.Allowed {
 		r.fail(accessDenied(denial(p.resource, access, t.table),
 			"permission denied: user %q has no %s access to table %s.%s (%s)", user, access, ref.rel.Schema, ref.rel.Name, t.kind))
@@ -355,7 +354,7 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	for _, i := range t.writtenColumns() {
 		cr := p.resource
 		cr.Column = ref.rel.Columns[i].Name
-		d := eng.Access(r.sess.Subject, cr, "update", r.env.Now)
+		d := r.access(cr, "update", nil)
 		t.columns[i] = d
 		if !d.Allowed {
 			r.fail(accessDenied(denial(cr, "update", d),

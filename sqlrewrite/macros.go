@@ -60,7 +60,7 @@ func (r *stmtRewriter) exprEnv(sc exprScope) *rangerexpr.Env {
 		}
 		ga = eng.GroupAttributes(subj)
 		if sc.res.Table != "" {
-			for _, t := range eng.TagsOf(subj, sc.res, r.env.Now) {
+			for _, t := range eng.Evaluate(&policy.Request{Subject: subj, Hive: sc.res, At: r.env.Now, Want: policy.WantTags}).Tags {
 				env.Tags = append(env.Tags, *exprTag(&t))
 			}
 		}

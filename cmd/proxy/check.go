@@ -262,7 +262,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 			access = "select"
 		}
 		if len(u.Columns) == 0 {
-			d := c.eng.Access(c.subj, base, access, c.at)
+			d := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: base, Access: access, At: c.at, Want: policy.WantAccess}).Access
 			fmt.Fprintf(c.w, "    %s (table-level, no column read): %s\n", access, decisionString(d))
 		}
 		// Group columns with the same decision.
@@ -274,7 +274,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 		for _, col := range u.Columns {
 			r := base
 			r.Column = col
-			d := c.eng.Access(c.subj, r, access, c.at)
+			d := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: r, Access: access, At: c.at, Want: policy.WantAccess}).Access
 			var g *group
 			for _, x := range groups {
 				if x.d.Allowed == d.Allowed && x.d.PolicyID == d.PolicyID {
@@ -293,10 +293,10 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 		for _, col := range u.Columns {
 			r := base
 			r.Column = col
-			if !c.eng.Access(c.subj, r, access, c.at).Allowed {
+			if !c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: r, Access: access, At: c.at, Want: policy.WantAccess}).Access.Allowed {
 				continue
 			}
-			m := c.eng.Mask(c.subj, r, c.at)
+			m := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: r, At: c.at, Want: policy.WantMask}).Mask
 			if m.Type == "" {
 				continue
 			}
@@ -312,7 +312,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 			}
 			fmt.Fprintf(c.w, " (policy %d)\n", m.PolicyID)
 		}
-		rf := c.eng.RowFilter(c.subj, base, c.at)
+		rf := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: base, At: c.at, Want: policy.WantRowFilter}).RowFilter
 		if len(rf.Exprs) == 0 {
 			fmt.Fprintln(c.w, "    row filter: none")
 		}
