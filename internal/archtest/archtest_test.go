@@ -200,7 +200,7 @@ var forbidden = map[string]map[string]string{
 	// pgwire speaks the protocol: what a statement means, what the
 	// policies decide and what is audited are decided in sqlrewrite,
 	// policy and audit; pgwire hands SQL text over, relays the answer and
-	// reports the outcome (docs/architecture.md, "What the layers keep apart").
+	// reports the outcome (docs/architecture.md, "Package map and import rules").
 	"pgwire": {
 		"policy":                              "decisions and audit decisions come with the rewrite (sqlrewrite.Result.Audit)",
 		"policystate":                         "the policies in force come through sqlrewrite.PolicySource",
