@@ -28,8 +28,8 @@ const (
 	// WantAudit: Result.Audited, Ranger's isAudited for the access
 	// request (audit mode, exclusions, the audit-enabled policies that
 	// apply, then the audit filters, which see Request.Action), for the
-	// result in Request.Decided or, without it, for the decision
-	// WantAccess gives.
+	// decision WantAccess gives when it is asked too, else for the result
+	// in Request.Decided.
 	WantAudit
 	// WantRecordAudit: Result.Audited for the proxy's record of the
 	// access in Request.Decided, decided before (the audit mode,
@@ -72,9 +72,9 @@ type Request struct {
 	Context        *RequestContext
 	// Accesses are the accesses WantAdmin asks about.
 	Accesses []string
-	// Decided is the access as decided before, for WantAudit and
-	// WantRecordAudit.
-	Decided *Decided
+	// Decided is the access as decided before, for WantRecordAudit and
+	// for WantAudit without WantAccess.
+	Decided Decided
 }
 
 // Decided is an access already decided, for its audit record: the
@@ -99,7 +99,7 @@ type Result struct {
 // Evaluate evaluates req for the parts req.Want names.
 func (e *Engine) Evaluate(req *Request) Result {
 	var res Result
-	if req.Want&WantAccess != 0 || req.Want&WantAudit != 0 && req.Decided == nil {
+	if req.Want&WantAccess != 0 {
 		res.Access = e.evalAccess(e.prepareFor(req, req.Access, false, true))
 	}
 	if req.Want&WantMask != 0 {
@@ -110,20 +110,15 @@ func (e *Engine) Evaluate(req *Request) Result {
 	}
 	if req.Want&WantAudit != 0 {
 		allowed := res.Access.Allowed
-		if req.Decided != nil {
+		if req.Want&WantAccess == 0 {
 			allowed = !req.Decided.Denied
-		} else if req.Want&WantAccess == 0 {
-			res.Access = Decision{}
 		}
 		// Ranger's audit policies and filters read the request, not its
 		// context.
 		res.Audited = e.auditOf(e.prepareFor(req, req.Access, false, false), allowed, req.Action)
 	}
 	if req.Want&WantRecordAudit != 0 {
-		d := req.Decided
-		if d == nil {
-			d = &Decided{}
-		}
+		d := &req.Decided
 		res.Audited = e.auditedAccess(&auditQuery{Subject: req.Subject, Resource: req.Hive, Columns: d.Columns, Access: req.Access,
 			Action: req.Action, Denied: d.Denied, PolicyIDs: d.PolicyIDs, At: req.At})
 	}

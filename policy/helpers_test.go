@@ -87,7 +87,7 @@ func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
 }
 
 func (e *Engine) AuditRequest(s *Subject, req Request, d Decision) bool {
-	req.Subject, req.Want, req.Decided = s, WantAudit, &Decided{Denied: !d.Allowed}
+	req.Subject, req.Want, req.Decided = s, WantAudit, Decided{Denied: !d.Allowed}
 	return e.Evaluate(&req).Audited
 }
 
@@ -101,5 +101,5 @@ func (e *Engine) DelegatedAdmin(s *Subject, r Resource, accesses []string, at ti
 
 func (e *Engine) AuditedAccess(q *auditQuery) bool {
 	return e.Evaluate(&Request{Subject: q.Subject, Hive: q.Resource, Access: q.Access, Action: q.Action, At: q.At, Want: WantRecordAudit,
-		Decided: &Decided{Columns: q.Columns, Denied: q.Denied, PolicyIDs: q.PolicyIDs}}).Audited
+		Decided: Decided{Columns: q.Columns, Denied: q.Denied, PolicyIDs: q.PolicyIDs}}).Audited
 }

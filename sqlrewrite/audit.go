@@ -34,14 +34,13 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 	}
 	if res.Err != nil {
 		d := res.denialRecord()
-		decided := &policy.Decided{Denied: true}
-		q := policy.Request{Access: d.Access, Action: d.Action, Decided: decided}
+		q := policy.Request{Access: d.Access, Action: d.Action, Decided: policy.Decided{Denied: true}}
 		if den := res.Err.Denied; den != nil {
 			q.Hive = policy.Resource{Database: den.Database, Table: den.Table}
 			if den.Column != "" {
-				decided.Columns = []string{den.Column}
+				q.Decided.Columns = []string{den.Column}
 			}
-			decided.PolicyIDs = [][]int64{{den.PolicyID}}
+			q.Decided.PolicyIDs = [][]int64{{den.PolicyID}}
 		}
 		d.Audited = audited(&q)
 		a.Denied = d
@@ -53,7 +52,7 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 		out := &a.Statements[i]
 		out.Action = string(st.Kind)
 		if len(st.Resources) == 0 {
-			out.Audited = audited(&policy.Request{Action: out.Action, Decided: &policy.Decided{}})
+			out.Audited = audited(&policy.Request{Action: out.Action})
 			continue
 		}
 		out.Uses = make([]audit.Use, len(st.Resources))
@@ -71,7 +70,7 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 			}
 			use.MaskPolicies, use.FilterPolicies = u.MaskPolicyIDs, u.FilterPolicyIDs
 			use.Audited = audited(&policy.Request{Hive: policy.Resource{Database: u.Database, Table: u.Table}, Access: u.Access, Action: out.Action,
-				Decided: &policy.Decided{Columns: u.Columns, PolicyIDs: [][]int64{u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs}}})
+				Decided: policy.Decided{Columns: u.Columns, PolicyIDs: [][]int64{u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs}}})
 		}
 	}
 }

@@ -630,9 +630,9 @@ func (s *Suite) Answer(c *Case) Answer {
 	case "access":
 		d := access(eng, c)
 		a.Allowed, a.PolicyID, a.Reason = d.Allowed, rangerID(d.PolicyID), d.Reason
-		a.Audited = evaluate(eng, c, policy.WantAudit, &policy.Decided{Denied: !d.Allowed}).Audited
+		a.Audited = evaluate(eng, c, policy.WantAudit, policy.Decided{Denied: !d.Allowed}).Audited
 	case "mask":
-		m := evaluate(eng, c, policy.WantMask, nil).Mask
+		m := evaluate(eng, c, policy.WantMask, policy.Decided{}).Mask
 		if m.Type == "" && m.PolicyID != 0 {
 			// The engine reports a matched MASK_NONE as no mask, with the
 			// deciding policy; Ranger's result names the type.
@@ -642,7 +642,7 @@ func (s *Suite) Answer(c *Case) Answer {
 	case "accessinfo":
 		a.Info = eng.ResourceAccessInfo(c.Request)
 	case "rowfilter":
-		rf := evaluate(eng, c, policy.WantRowFilter, nil).RowFilter
+		rf := evaluate(eng, c, policy.WantRowFilter, policy.Decided{}).RowFilter
 		a.PolicyID, a.Filters = -1, len(rf.Exprs)
 		if len(rf.Exprs) > 0 {
 			a.FilterExpr, a.PolicyID = strings.Join(rf.Exprs, " AND "), rf.PolicyIDs[0]
@@ -707,7 +707,7 @@ func (s *Suite) runCase(c *Case) Result {
 }
 
 // evaluate asks eng the case's request for the parts want names.
-func evaluate(eng *policy.Engine, c *Case, want policy.Want, decided *policy.Decided) policy.Result {
+func evaluate(eng *policy.Engine, c *Case, want policy.Want, decided policy.Decided) policy.Result {
 	req := c.Request
 	req.Subject, req.Want, req.Decided = &c.Subject, want, decided
 	return eng.Evaluate(&req)
@@ -717,7 +717,7 @@ func evaluate(eng *policy.Engine, c *Case, want policy.Want, decided *policy.Dec
 // (allowed if any is, with ISANYACCESS; else if all are).
 func access(eng *policy.Engine, c *Case) policy.Decision {
 	if len(c.AccessTypes) == 0 {
-		return evaluate(eng, c, policy.WantAccess, nil).Access
+		return evaluate(eng, c, policy.WantAccess, policy.Decided{}).Access
 	}
 	var last policy.Decision
 	for _, at := range c.AccessTypes {
