@@ -175,7 +175,7 @@ func (s *session) applySettings(settings [][2]string) error {
 			if strings.TrimSpace(kv[1]) == "" {
 				s.paths.sent([]string{})
 			} else {
-				res := s.rewrite("SET search_path = " + kv[1])
+				res := s.rewrite(sqlrewrite.SetSearchPathSQL(kv[1]))
 				if res.Err != nil {
 					return fatalf(res.Err.Code, "%s", res.Err.Message)
 				}

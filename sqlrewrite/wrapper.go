@@ -338,6 +338,11 @@ func (v *View) LocateSQL() string {
 	return "SELECT " + QuoteLiteral("pg_temp."+v.Name) + "::pg_catalog.regclass::pg_catalog.oid"
 }
 
+// SetSearchPathSQL is the SET of a search_path given as a startup
+// setting's raw text (a,b,"C"), which a rewrite of it checks and whose
+// Result.SearchPath is the path the session then resolves names with.
+func SetSearchPathSQL(value string) string { return "SET search_path = " + value }
+
 // SetConfigSQL applies a setting's raw text, as postgresql.conf and a
 // startup packet give it, for the session (set_config): SET name = 'a,b'
 // would make one quoted element of a list setting.
