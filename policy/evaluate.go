@@ -97,8 +97,7 @@ type Result struct {
 }
 
 // Evaluate evaluates req for the parts req.Want names.
-func (e *Engine) Evaluate(req *Request) Result {
-	var res Result
+func (e *Engine) Evaluate(req *Request) (res Result) {
 	if req.Want&WantAccess != 0 {
 		res.Access = e.evalAccess(e.prepareFor(req, req.Access, false, true))
 	}
@@ -118,9 +117,7 @@ func (e *Engine) Evaluate(req *Request) Result {
 		res.Audited = e.auditOf(e.prepareFor(req, req.Access, false, false), allowed, req.Action)
 	}
 	if req.Want&WantRecordAudit != 0 {
-		d := &req.Decided
-		res.Audited = e.auditedAccess(&auditQuery{Subject: req.Subject, Resource: req.Hive, Columns: d.Columns, Access: req.Access,
-			Action: req.Action, Denied: d.Denied, PolicyIDs: d.PolicyIDs, At: req.At})
+		res.Audited = e.auditedAccess(req)
 	}
 	if req.Want&WantTags != 0 && e.tags != nil {
 		rq := e.prepareFor(req, "select", false, false)

@@ -103,3 +103,17 @@ func (e *Engine) AuditedAccess(q *auditQuery) bool {
 	return e.Evaluate(&Request{Subject: q.Subject, Hive: q.Resource, Access: q.Access, Action: q.Action, At: q.At, Want: WantRecordAudit,
 		Decided: Decided{Columns: q.Columns, Denied: q.Denied, PolicyIDs: q.PolicyIDs}}).Audited
 }
+
+// auditQuery is one decided access as the proxy records it (the tests' shorthand for a WantRecordAudit Request): a relation
+// (and the columns it read), the access, the statement kind as Ranger's
+// action, the decision and the policies that made it.
+type auditQuery struct {
+	Subject   *Subject
+	Resource  Resource // the relation; Column is ignored
+	Columns   []string // the columns read, each a request of its own for the audit filters
+	Access    string
+	Action    string
+	Denied    bool
+	PolicyIDs [][]int64 // access, mask and row-filter policy ids
+	At        time.Time // zero = now
+}

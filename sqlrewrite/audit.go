@@ -75,6 +75,20 @@ func (res *Result) decideAudit(env *Env, subj *policy.Subject) {
 	}
 }
 
+// decideAuditOrDeny is decideAudit, failing closed: a text whose audit
+// cannot be decided is denied, and its denial recorded.
+func (res *Result) decideAuditOrDeny(env *Env, sess *Session) {
+	defer func() {
+		if p := recover(); p != nil {
+			*res = Result{Err: errorf(sqlstate.InsufficientPrivilege, "internal error while deciding the statement's audit (%v): denied for user %q", p, sess.Subject.User),
+				Fingerprint: res.Fingerprint}
+			res.Audit = audit.Decision{Fingerprint: res.Fingerprint, PolicyGeneration: env.Policy.Generation,
+				Denied: &audit.Denied{Audited: true, Action: "DENIED", Reason: res.Err.Message}}
+		}
+	}()
+	res.decideAudit(env, sess.Subject)
+}
+
 // denialRecord is what the record of res's refusal names: the denied
 // statement (the last one analysed) and, when Ranger decided, the
 // resource, access and policy of the denial.
@@ -100,7 +114,7 @@ func (res *Result) denialRecord() *audit.Denied {
 // FunctionCall), its audit decided under env as any other's.
 func Refusal(env *Env, sess *Session, kind StatementKind, err *Error) *Result {
 	res := &Result{Err: err, Statements: []StatementInfo{{Kind: kind}}}
-	res.decideAudit(env, sess.Subject)
+	res.decideAuditOrDeny(env, sess)
 	return res
 }
 

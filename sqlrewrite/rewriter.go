@@ -474,7 +474,7 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		if p := recover(); p != nil {
 			res = &Result{Err: errorf(sqlstate.InsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
 		}
-		res.decideAudit(env, sess.Subject)
+		res.decideAuditOrDeny(env, sess)
 	}()
 	if env.Analysing != nil {
 		env.Analysing()
