@@ -75,6 +75,10 @@ type Request struct {
 	// Decided is the access as decided before, for WantRecordAudit and
 	// for WantAudit without WantAccess.
 	Decided Decided
+
+	// result is where Evaluate puts its answer: in the caller's Request,
+	// so that an answer costs no copy of a Result (nor an allocation).
+	result Result
 }
 
 // Decided is an access already decided, for its audit record: the
@@ -86,7 +90,9 @@ type Decided struct {
 	PolicyIDs [][]int64
 }
 
-// Result is what Evaluate found for the parts its Request wanted.
+// Result is what Evaluate found for the parts its Request wanted. It
+// lives in the Request: a Request asked again overwrites the parts it
+// wants and leaves the others as they were.
 type Result struct {
 	Access    Decision
 	Mask      Mask
@@ -96,8 +102,10 @@ type Result struct {
 	Admin     AdminDecision
 }
 
-// Evaluate evaluates req for the parts req.Want names.
-func (e *Engine) Evaluate(req *Request) (res Result) {
+// Evaluate evaluates req for the parts req.Want names, and returns its
+// Result (which is req's).
+func (e *Engine) Evaluate(req *Request) *Result {
+	res := &req.result
 	if req.Want&WantAccess != 0 {
 		res.Access = e.evalAccess(e.prepareFor(req, req.Access, false, true))
 	}
@@ -119,19 +127,28 @@ func (e *Engine) Evaluate(req *Request) (res Result) {
 	if req.Want&WantRecordAudit != 0 {
 		res.Audited = e.auditedAccess(req)
 	}
-	if req.Want&WantTags != 0 && e.tags != nil {
-		rq := e.prepareFor(req, "select", false, false)
-		tags := append([]*reqTag(nil), rq.tags...)
-		sort.SliceStable(tags, func(i, j int) bool { return tags[i].order < tags[j].order })
-		res.Tags = make([]Tag, 0, len(tags))
-		for _, t := range tags {
-			res.Tags = append(res.Tags, *t.export())
-		}
+	if req.Want&WantTags != 0 {
+		res.Tags = e.tagsOf(req)
 	}
 	if req.Want&WantAdmin != 0 {
 		res.Admin = e.delegatedAdmin(req.Subject, req.Hive, req.Accesses, req.At)
 	}
 	return res
+}
+
+// tagsOf is WantTags.
+func (e *Engine) tagsOf(req *Request) []Tag {
+	if e.tags == nil {
+		return nil
+	}
+	rq := e.prepareFor(req, "select", false, false)
+	tags := append([]*reqTag(nil), rq.tags...)
+	sort.SliceStable(tags, func(i, j int) bool { return tags[i].order < tags[j].order })
+	out := make([]Tag, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, *t.export())
+	}
+	return out
 }
 
 // prepareFor is the evaluation request of req for access; table: a

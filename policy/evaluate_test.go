@@ -22,8 +22,8 @@ func TestEvaluateTogetherAsApart(t *testing.T) {
 				Audited:   e.Evaluate(&Request{Subject: s, Hive: r, Access: "select", At: t0, Want: WantAudit, Decided: Decided{Denied: !e.Access(s, r, "select", t0).Allowed}}).Audited,
 				Tags:      e.TagsOf(s, r, t0),
 			}
-			if !reflect.DeepEqual(all, apart) {
-				t.Errorf("%s on %+v: together %+v, apart %+v", s.User, r, all, apart)
+			if !reflect.DeepEqual(*all, apart) {
+				t.Errorf("%s on %+v: together %+v, apart %+v", s.User, r, *all, apart)
 			}
 		}
 	}

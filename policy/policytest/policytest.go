@@ -710,7 +710,7 @@ func (s *Suite) runCase(c *Case) Result {
 func evaluate(eng *policy.Engine, c *Case, want policy.Want, decided policy.Decided) policy.Result {
 	req := c.Request
 	req.Subject, req.Want, req.Decided = &c.Subject, want, decided
-	return eng.Evaluate(&req)
+	return *eng.Evaluate(&req)
 }
 
 // access evaluates the request's access type, or each of ACCESSTYPES
