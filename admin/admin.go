@@ -4,7 +4,8 @@
 //	GET  /healthz   the process is up
 //	GET  /readyz    policies are loaded and fresh and the backend accepts
 //	                connections (200), or why not (503)
-//	POST /refresh   fetch policies now; answers with the versions it got
+//	POST /refresh   fetch policies now; answers with what the source got
+//	                and what is in force after it (RefreshReport)
 //
 // It is reachable from loopback only unless admin.allow-remote is set. With
 // a bearer token (admin.token-file, PGRANGER_ADMIN__TOKEN), /metrics and
@@ -32,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pgranger/pgranger/metrics"
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
@@ -39,9 +41,26 @@ import (
 // policy metrics report it.
 type PolicyStatus = metrics.PolicyStatus
 
-// RefreshFunc fetches policies now. It returns a JSON-encodable report and
-// whether every document was obtained.
-type RefreshFunc func(ctx context.Context) (report any, ok bool, err error)
+// RefreshFunc fetches policies now: ranger.Source's Refresh. The error
+// is set only when no round ran.
+type RefreshFunc func(ctx context.Context) (ranger.Report, error)
+
+// RefreshReport is POST /refresh's answer: the source's report of the
+// round, and the policies in force after it.
+type RefreshReport struct {
+	ranger.Report
+	Available  bool          `json:"available"`
+	Generation uint64        `json:"generation"`
+	InForce    InForceReport `json:"inForce"`
+}
+
+// InForceReport are the versions of the documents in force (-1: none).
+type InForceReport struct {
+	PolicyVersion    int64 `json:"policyVersion"`
+	TagVersion       int64 `json:"tagVersion"`
+	RoleVersion      int64 `json:"roleVersion"`
+	UserStoreVersion int64 `json:"userStoreVersion"`
+}
 
 // Options configure the admin server.
 type Options struct {
@@ -161,14 +180,18 @@ func NewHandler(opts Options) (http.Handler, error) {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), opts.RefreshTimeout)
 		defer cancel()
-		report, ok, err := opts.Refresh(ctx)
+		rep, err := opts.Refresh(ctx)
 		if err != nil {
 			http.Error(w, "refresh: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
+		st := opts.Policy()
+		report := RefreshReport{Report: rep, Available: st.Available, Generation: st.Generation,
+			InForce: InForceReport{PolicyVersion: st.PolicyVersion, TagVersion: st.TagVersion, RoleVersion: st.RoleVersion, UserStoreVersion: st.UserStoreVersion}}
 		w.Header().Set("Content-Type", "application/json")
-		if !ok {
-			// The round ran but Ranger (or the files) did not deliver.
+		if rep.Error != "" || !st.Available {
+			// The round ran but Ranger (or the files) did not deliver, or
+			// what is in force cannot be used.
 			w.WriteHeader(http.StatusBadGateway)
 		}
 		enc := json.NewEncoder(w)

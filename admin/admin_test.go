@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/ranger/rangeradmin"
 )
 
@@ -37,9 +39,13 @@ func TestEndpoints(t *testing.T) {
 	h, err := NewHandler(Options{
 		Policy: func() PolicyStatus { return st },
 		Ranger: func() rangeradmin.SourceStatus { return rs },
-		Refresh: func(ctx context.Context) (any, bool, error) {
+		Refresh: func(ctx context.Context) (ranger.Report, error) {
 			refreshed++
-			return map[string]any{"versions": map[string]int{"policies": 12}}, refreshed == 1, nil
+			rep := ranger.Report{Source: "ranger", Versions: ranger.Versions{Policies: 12, Tags: 4, Roles: -1, UserStore: 2}, Breaker: "closed"}
+			if refreshed > 1 {
+				rep.Error = "roles: HTTP 500"
+			}
+			return rep, nil
 		},
 	})
 	if err != nil {
@@ -85,8 +91,11 @@ func TestEndpoints(t *testing.T) {
 		t.Errorf("age: %s", grep(body, "pgranger_policy_age_seconds "))
 	}
 
-	if code, body := get(t, h, "POST", "/refresh"); code != 200 || !strings.Contains(body, `"policies": 12`) {
-		t.Errorf("refresh: %d %q", code, body)
+	code, body = get(t, h, "POST", "/refresh")
+	var rep RefreshReport
+	if err := json.Unmarshal([]byte(body), &rep); err != nil || code != 200 || rep.Versions.Policies != 12 || rep.Source != "ranger" ||
+		!rep.Available || rep.Generation != 3 || rep.InForce.TagVersion != 4 || rep.Breaker != "closed" || !strings.Contains(body, `"error": ""`) {
+		t.Errorf("refresh: %d %q %v", code, body, err)
 	}
 	if code, _ := get(t, h, "POST", "/refresh"); code != http.StatusBadGateway {
 		t.Errorf("a refresh that did not get everything: %d, want 502", code)

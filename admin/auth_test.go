@@ -16,13 +16,15 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 func TestBearerToken(t *testing.T) {
 	token := "s3cret-token"
 	h, err := NewHandler(Options{
 		Policy:  func() PolicyStatus { return PolicyStatus{Available: true, LastSuccess: time.Now()} },
-		Refresh: func(ctx context.Context) (any, bool, error) { return "done", true, nil },
+		Refresh: func(ctx context.Context) (ranger.Report, error) { return ranger.Report{Source: "file"}, nil },
 		Token:   func() string { return token },
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/filesource"
 	"github.com/pgranger/pgranger/ranger/rangeradmin"
 	"github.com/pgranger/pgranger/ranger/rangertest"
 )
@@ -40,18 +41,20 @@ var salesCatalog = catalog.Static(1, []*catalog.Relation{
 	{OID: 2, Schema: "sales", Name: "customers", Kind: 'r', Owner: "postgres", Columns: []catalog.Column{{Name: "id"}, {Name: "name"}}},
 }, nil)
 
-// env is one Service against one store, with a "source" that reloads the
-// policies in force from the store as cmd/proxy's sources do.
+// env is one Service against one store and the policy source of the
+// same place (ranger/filesource, ranger/rangeradmin), as the binary wires
+// them: env is the source's sink, and a write is reloaded through the
+// source.
 type env struct {
-	name     string
-	svc      *Service
-	store    Store
-	ranger   *rangertest.Server // nil for the file store
-	mu       sync.Mutex
-	eng      *policy.Engine
-	bundle   *ranger.Bundle
-	reloads  int
-	readBack func(ctx context.Context) (*ranger.Bundle, error)
+	name    string
+	svc     *Service
+	store   Store
+	src     ranger.Source
+	ranger  *rangertest.Server // nil for the file store
+	mu      sync.Mutex
+	eng     *policy.Engine
+	bundle  *ranger.Bundle
+	reloads int
 }
 
 func (e *env) inForce() (*policy.Engine, *ranger.Bundle, string) {
@@ -60,20 +63,29 @@ func (e *env) inForce() (*policy.Engine, *ranger.Bundle, string) {
 	return e.eng, e.bundle, ""
 }
 
-func (e *env) reload(ctx context.Context) error {
-	b, err := e.readBack(ctx)
-	if err != nil {
-		return err
-	}
+// Install and Clear make env the source's sink.
+func (e *env) Install(b *ranger.Bundle) error {
 	eng, err := policy.NewEngine(b, policy.Options{})
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	e.eng, e.bundle = eng, b
-	e.reloads++
 	e.mu.Unlock()
 	return nil
+}
+
+func (e *env) Clear(string) {
+	e.mu.Lock()
+	e.eng, e.bundle = nil, nil
+	e.mu.Unlock()
+}
+
+func (e *env) reload(ctx context.Context) error {
+	e.mu.Lock()
+	e.reloads++
+	e.mu.Unlock()
+	return e.src.Reload(ctx)
 }
 
 func (e *env) writes() int {
@@ -101,12 +113,12 @@ func newFileEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	src := ranger.NewFileSource(paths)
 	e := &env{name: "file", store: FileStore{Files: ranger.NewFileStore(paths)}}
-	e.readBack = func(context.Context) (*ranger.Bundle, error) {
-		src.Invalidate()
-		return src.Check()
+	src, err := filesource.New(filesource.Config{Paths: paths, PollInterval: time.Hour, Sink: e})
+	if err != nil {
+		t.Fatal(err)
 	}
+	e.src = src
 	return e.start(t)
 }
 
@@ -130,35 +142,20 @@ func newRangerEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{name: "ranger", store: RangerStore{Client: client}, ranger: srv}
-	e.readBack = func(ctx context.Context) (*ranger.Bundle, error) {
-		b := &ranger.Bundle{}
-		for _, d := range rangeradmin.AllDocuments {
-			doc, err := client.Download(ctx, d)
-			if err != nil {
-				return nil, err
-			}
-			switch v := doc.(type) {
-			case *ranger.ServicePolicies:
-				b.Policies = v
-			case *ranger.ServiceTags:
-				b.Tags = v
-			case *ranger.RangerRoles:
-				b.Roles = v
-			case *ranger.RangerUserStore:
-				b.UserStore = v
-			}
-		}
-		return b, nil
+	src, err := rangeradmin.NewAdminSource(rangeradmin.AdminSourceConfig{Client: client, Documents: rangeradmin.AllDocuments,
+		PollInterval: time.Hour, Sink: e})
+	if err != nil {
+		t.Fatal(err)
 	}
+	e.src = src
 	return e.start(t)
 }
 
 func (e *env) start(t *testing.T) *env {
 	t.Helper()
-	if err := e.reload(context.Background()); err != nil {
+	if err := e.src.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.reloads = 0
 	e.svc = New(Config{Store: e.store, InForce: e.inForce, Reload: e.reload})
 	return e
 }

@@ -26,8 +26,9 @@ type Config struct {
 	// (stale, never loaded): authorisation needs a trustworthy engine.
 	InForce func() (*policy.Engine, *ranger.Bundle, string)
 	// Reload makes the policies in force catch up with the store now
-	// (the file source checks its files, the Ranger source downloads), so
-	// the next statement of any session sees the change.
+	// (ranger.Source.Reload: the file source reads its files again, the
+	// Ranger source downloads), so the next statement of any session sees
+	// the change.
 	Reload func(ctx context.Context) error
 	// NamespaceMapping is policy.namespace-mapping ("schema" or
 	// "database.schema").

@@ -265,7 +265,7 @@ func Load(path string, opts Options) (*Suite, error) {
 	if paths.Policies == "" {
 		return nil, errors.New("no policies: name the ServicePolicies file with `policies:` (relative to this file) or pass --config")
 	}
-	bundle, err := ranger.NewFileSource(paths).Check()
+	bundle, err := ranger.LoadFiles(paths)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package policystate
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,11 +10,12 @@ import (
 
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/filesource"
 )
 
 // BenchmarkSnapshotParallel is the question every Parse, Bind and
 // Query asks (rewriteEnv), from every session at once: which engine, and
-// is it fresh? The source is a real FileSource, as policy.source = "file"
+// is it fresh? The source is a real file source, as policy.source = "file"
 // wires it.
 func BenchmarkSnapshotParallel(b *testing.B) {
 	dir := b.TempDir()
@@ -21,15 +23,14 @@ func BenchmarkSnapshotParallel(b *testing.B) {
 	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":1,"policies":[]}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	src := ranger.NewFileSource(ranger.FilePaths{Policies: path})
 	h := New(policy.Options{}, time.Hour, slog.New(slog.DiscardHandler))
-	h.SetSource(Source{LastSuccess: src.LastSuccess, Err: src.Err})
-	bundle, err := src.Check()
+	src, err := filesource.New(filesource.Config{Paths: ranger.FilePaths{Policies: path}, PollInterval: time.Hour, Sink: h})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := h.Install(bundle); err != nil {
-		b.Fatal(err)
+	h.SetSource(Source{LastSuccess: src.LastSuccess, Err: src.Err})
+	if rep, err := src.Refresh(context.Background()); err != nil || rep.Error != "" {
+		b.Fatal(err, rep.Error)
 	}
 	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		b.Fatalf("not in force: %+v", st)

@@ -1,6 +1,7 @@
 package policystate
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/ranger/filesource"
 )
 
 func TestPolicyHolderFailsClosed(t *testing.T) {
@@ -93,11 +95,22 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 func TestPolicyHolderFileSourceTTL(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hive.json")
-	src := ranger.NewFileSource(ranger.FilePaths{Policies: path})
 	h := New(policy.Options{}, 300*time.Millisecond, slog.New(slog.DiscardHandler))
+	src, err := filesource.New(filesource.Config{Paths: ranger.FilePaths{Policies: path}, PollInterval: time.Hour, Sink: h})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.SetSource(Source{LastSuccess: src.LastSuccess, Err: src.Err})
+	check := func() ranger.Report {
+		t.Helper()
+		rep, err := src.Refresh(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
 
-	if _, err := src.Check(); err == nil {
+	if rep := check(); rep.Error == "" {
 		t.Fatal("a missing file must fail the check")
 	}
 	if st := h.Snapshot(); st.Engine != nil || !strings.Contains(st.Unavailable, "no policy bundle has been loaded: ") || !strings.Contains(st.Unavailable, "hive.json") {
@@ -106,12 +119,8 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":7,"policies":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := src.Check()
-	if err != nil || b == nil {
-		t.Fatalf("check: %v %v", b, err)
-	}
-	if err := h.Install(b); err != nil {
-		t.Fatal(err)
+	if rep := check(); rep.Error != "" || rep.Versions.Policies != 7 {
+		t.Fatalf("check: %+v", rep)
 	}
 	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		t.Fatalf("loaded: %+v", st)
@@ -123,8 +132,8 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 	if st := h.Snapshot(); st.Engine == nil || !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs=0") {
 		t.Errorf("no check within the TTL must deny: %+v", st)
 	}
-	if b, err := src.Check(); err != nil || b != nil {
-		t.Fatalf("unchanged files: %v %v", b, err)
+	if rep := check(); rep.Error != "" {
+		t.Fatalf("unchanged files: %+v", rep)
 	}
 	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		t.Errorf("a check that finds the files unchanged confirms them: %+v", st)
@@ -136,7 +145,7 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chtimes(path, time.Now().Add(time.Second), time.Now().Add(time.Second))
-	if _, err := src.Check(); err == nil {
+	if rep := check(); rep.Error == "" {
 		t.Fatal("unparsable files must fail the check")
 	}
 	if !src.LastSuccess().Equal(before) {

@@ -7,3 +7,36 @@ type Bundle struct {
 	Roles     *RangerRoles     // nil when no roles source
 	UserStore *RangerUserStore // nil when none
 }
+
+// Versions are the versions of a bundle's documents, named as Ranger
+// Admin's download paths name them; -1 for a document the bundle lacks.
+type Versions struct {
+	Policies  int64 `json:"policies"`
+	Tags      int64 `json:"tags"`
+	Roles     int64 `json:"roles"`
+	UserStore int64 `json:"userstore"`
+}
+
+// NoVersions is the Versions of an empty bundle.
+var NoVersions = Versions{-1, -1, -1, -1}
+
+// Versions returns the versions of b's documents.
+func (b *Bundle) Versions() Versions {
+	v := NoVersions
+	if b == nil {
+		return v
+	}
+	if b.Policies != nil {
+		v.Policies = b.Policies.PolicyVersion
+	}
+	if b.Tags != nil {
+		v.Tags = b.Tags.TagVersion
+	}
+	if b.Roles != nil {
+		v.Roles = b.Roles.RoleVersion
+	}
+	if b.UserStore != nil {
+		v.UserStore = b.UserStore.UserStoreVersion
+	}
+	return v
+}

@@ -5,9 +5,10 @@
 // The types mirror Ranger's own model classes field for field, so a document
 // served by Ranger Admin or written to a plugin's cache file reads the same way
 // the Java plugin reads it. Parsing lives in json.go, reading the documents
-// from local files (policy.source = "file") in filesource.go; downloading
-// them from Ranger Admin lives in ranger/rangeradmin, evaluation in the
-// policy package.
+// from local files in files.go, and the Source interface both policy
+// sources implement in source.go: the files of policy.source = "file"
+// (ranger/filesource) and Ranger Admin (ranger/rangeradmin). Evaluation is
+// the policy package's.
 package ranger
 
 // Policy types (RangerPolicy.policyType). A missing policyType means access.

@@ -429,8 +429,7 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	if env.Policy.Unavailable != "" {
 		// Stale or missing policies: nothing cached under a good state may
 		// be served, and nothing decided now may outlive the outage.
-		e := *env
-		return rw.rewrite(ctx, &e, sess, sql)
+		return rw.rewrite(ctx, env, sess, sql)
 	}
 	if r, ok := rw.cache.GetIfPresent(key); ok {
 		return r
@@ -446,28 +445,37 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 		}
 		return r
 	}
-	// The caller's Env is never written: a forced catalog reload during
-	// the analysis (a name not found) moves this copy on to the new
-	// snapshot, for the later statements of the text and the cache key.
-	e := *env
-	e.Catalog = snap
-	r = rw.rewrite(ctx, &e, sess, sql)
+	// The exact path goes on from the snapshot the template path ended
+	// with (a forced reload there), on a copy: the caller's Env is never
+	// written.
+	if snap != env.Catalog {
+		e := *env
+		e.Catalog = snap
+		env = &e
+	}
+	r, snap = rw.rewriteText(ctx, env, sess, sql, true)
 	// A denial caused by a name the catalog did not know is not cached, so a
 	// table created a moment later is found once the catalog reloads.
 	if !r.volatile && (r.Err == nil || r.Err.Code != sqlstate.UndefinedTable) {
-		key.catalogVersion = e.Catalog.Version
+		key.catalogVersion = snap.Version
 		rw.cache.Set(key, r)
 	}
 	return r
 }
 
 func (rw *Rewriter) rewrite(ctx context.Context, env *Env, sess *Session, sql string) *Result {
-	return rw.rewriteText(ctx, env, sess, sql, true)
+	r, _ := rw.rewriteText(ctx, env, sess, sql, true)
+	return r
 }
 
-// rewriteText rewrites sql; with apply false it leaves the session's SQL
-// prepared statements as they are (a literal template is analysed, not run).
-func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sql string, apply bool) (res *Result) {
+// rewriteText rewrites sql under env, which it only reads; with apply
+// false it leaves the session's SQL prepared statements as they are (a
+// literal template is analysed, not run). It returns the result and the
+// catalog snapshot the analysis ended with: env.Catalog, or the one a
+// forced reload (a name not found) brought, which the text's later
+// statements were analysed with and the caller keys the result by.
+func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sql string, apply bool) (res *Result, snap *catalog.Snapshot) {
+	snap = env.Catalog
 	defer func() {
 		// A bug in the analysis must deny the statement, not kill the
 		// process with every session in it.
@@ -481,11 +489,11 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 	}
 	tree, perr := parse(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth)
 	if perr != nil {
-		return &Result{Err: perr}
+		return &Result{Err: perr}, snap
 	}
 	res = &Result{SQL: sql, Fingerprint: fingerprint(sql)}
 	if kind, err, info := authoringText(tree, sess.Subject.User); err != nil {
-		return &Result{Err: err, Authoring: kind, Statements: []StatementInfo{info}, Fingerprint: res.Fingerprint}
+		return &Result{Err: err, Authoring: kind, Statements: []StatementInfo{info}, Fingerprint: res.Fingerprint}, snap
 	}
 	searchPath := sess.SearchPath
 	pathChanged := false
@@ -501,19 +509,19 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 			ctx:        ctx,
 			env:        env,
 			sess:       sess,
-			snap:       env.Catalog,
+			snap:       snap,
 			searchPath: searchPath,
 			rels:       map[uint32]*relPolicy{},
 			prep:       prep,
 		}
 		info, err := st.statement(raw.Stmt)
 		if err != nil {
-			return &Result{Err: err, Statements: append(res.Statements, info), Fingerprint: res.Fingerprint}
+			return &Result{Err: err, Statements: append(res.Statements, info), Fingerprint: res.Fingerprint}, snap
 		}
 		if st.newSearchPath != nil {
 			searchPath, pathChanged = st.newSearchPath, true
 		}
-		env.Catalog = st.snap // a forced reload is visible to later statements (env is Rewrite's own copy)
+		snap = st.snap // a forced reload is visible to the later statements
 		res.Changed = res.Changed || st.changed
 		res.constDependent = res.constDependent || st.constDependent
 	views:
@@ -533,29 +541,29 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 	if res.Changed {
 		out, derr := deparse(tree)
 		if derr != nil {
-			return &Result{Err: derr}
+			return &Result{Err: derr}, snap
 		}
 		// pg_query's deparser has corner cases whose output does not parse
 		// ((0).f becomes 0.f): what is sent must be SQL the parser accepts.
 		again, perr := parse(out, noLimit, noLimit)
 		if perr != nil {
 			if perr.Code == sqlstate.StatementTooComplex {
-				return &Result{Err: perr}
+				return &Result{Err: perr}, snap
 			}
-			return &Result{Err: unanalysable(sqlstate.FeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}
+			return &Result{Err: unanalysable(sqlstate.FeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}, snap
 		}
 		// A text that renders differently once parsed again does not mean
 		// what the rewriter built ((0).f became 0.f, read back as "0. AS
 		// f"): refuse it rather than send something else.
 		if twice, err := deparse(again); err != nil || twice != out {
-			return &Result{Err: errorf(sqlstate.FeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}
+			return &Result{Err: errorf(sqlstate.FeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}, snap
 		}
 		res.SQL = out
 	}
 	if apply {
 		prep.apply()
 	}
-	return res
+	return res, snap
 }
 
 // Stamp is what a Result was decided under besides its text: the
@@ -571,8 +579,10 @@ type Stamp struct {
 	ok                                     bool
 }
 
-// StampOf returns the stamp of res, rewritten under env and sess (after
-// Rewrite: a catalog reload during the rewrite is in env). The stamp
+// StampOf returns the stamp of res, rewritten under env and sess. A
+// catalog reload during the rewrite is not in env (Rewrite does not write
+// it): the stamp then carries the version before it, and the next check
+// finds it outdated and looks the text up again. The stamp
 // matches nothing when res must be rewritten every time, as the cache
 // does not keep it either: policies unavailable, a denial, a text that
 // depends on the session's SQL prepared statements.

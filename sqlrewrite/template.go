@@ -291,8 +291,8 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 	if !ok {
 		tenv := *env
 		tenv.ParamTypes, tenv.literalParams = types, true
-		res := rw.rewriteText(ctx, &tenv, sess, tmpl, false)
-		snap = tenv.Catalog // a forced reload: the exact path goes on from it
+		var res *Result
+		res, snap = rw.rewriteText(ctx, &tenv, sess, tmpl, false) // after a forced reload, the exact path goes on from snap
 		t = newTemplate(res, len(lits))
 		if res.volatile || res.constDependent {
 			t.usable = false

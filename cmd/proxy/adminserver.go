@@ -59,8 +59,8 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policystate.Hol
 				LastSuccess: st.LastSuccess, TTL: holder.TTL(), Ends: policyEnds(holder.Bundle()),
 			}
 		},
-		Ranger:  src.ranger,
-		Refresh: src.refresh,
+		Ranger:  src.rangerStatus,
+		Refresh: src.Refresh,
 		// A round asks up to four documents of every admin URL.
 		RefreshTimeout: time.Duration(cfg.Policy.Ranger.TimeoutSecs*4*max(1, len(cfg.Policy.Ranger.URLs()))+5) * time.Second,
 	})

@@ -27,7 +27,7 @@ func newAuthor(cfg *config.Config, holder *policystate.Holder, src *policySource
 	return authorAdapter{svc: authoring.New(authoring.Config{
 		Store:             src.store,
 		InForce:           holder.InForce,
-		Reload:            src.reload,
+		Reload:            src.Reload,
 		NamespaceMapping:  cfg.Policy.NamespaceMapping,
 		StaticUsers:       static,
 		MaxStatementBytes: cfg.Listen.MaxStatementBytes,

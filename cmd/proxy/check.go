@@ -185,7 +185,7 @@ func loadEngine(cfg *config.Config) (*policy.Engine, error) {
 		return nil, fmt.Errorf("policy.source %q: check reads policy files (policy.source = \"file\")", cfg.Policy.Source)
 	}
 	pf := cfg.Policy.File
-	b, err := ranger.NewFileSource(ranger.FilePaths{Policies: pf.Policies, Tags: pf.Tags, Roles: pf.Roles, UserStore: pf.UserStore}).Check()
+	b, err := ranger.LoadFiles(ranger.FilePaths{Policies: pf.Policies, Tags: pf.Tags, Roles: pf.Roles, UserStore: pf.UserStore})
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func loadBundleEngine(cfg *config.Config) (*ranger.Bundle, *policy.Engine, error
 		return nil, nil, fmt.Errorf("policy.source %q: masks reads policy files (policy.source = \"file\")", cfg.Policy.Source)
 	}
 	pf := cfg.Policy.File
-	b, err := ranger.NewFileSource(ranger.FilePaths{Policies: pf.Policies, Tags: pf.Tags, Roles: pf.Roles, UserStore: pf.UserStore}).Check()
+	b, err := ranger.LoadFiles(ranger.FilePaths{Policies: pf.Policies, Tags: pf.Tags, Roles: pf.Roles, UserStore: pf.UserStore})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgranger/pgranger/authoring"
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/policystate"
@@ -78,16 +80,63 @@ func TestRangerSourceWiring(t *testing.T) {
 	if srv.Requests(rangeradmin.DocUserStore) != 0 {
 		t.Error("download-userstore = false still downloaded the user store")
 	}
-	rep, ok, err := src.refresh(ctx)
-	m, _ := rep.(map[string]any)
-	if err != nil || !ok || m["versions"].(map[rangeradmin.Document]int64)[rangeradmin.DocPolicies] != 3 {
-		t.Errorf("refresh: %v %v %+v", ok, err, rep)
+	rep, err := src.Refresh(ctx)
+	if err != nil || rep.Error != "" || rep.Source != "ranger" || rep.Versions.Policies != 3 || rep.Versions.UserStore != -1 {
+		t.Errorf("refresh: %v %+v", err, rep)
 	}
-	if snap := src.ranger(); snap.ServiceName != "cm_hive" || len(snap.Documents) != 3 {
+	if snap := src.rangerStatus(); snap.ServiceName != "cm_hive" || len(snap.Documents) != 3 {
 		t.Errorf("snapshot: %+v", snap)
 	}
 	if strings.Contains(logs.String(), "pw-42") {
 		t.Errorf("password logged:\n%s", logs.String())
+	}
+}
+
+// policy.source = "file" wired: loaded before serve listens, polled, a
+// refresh reports the files' versions, a reload after a write reads the
+// files whatever their modification time, and authoring writes the same
+// files.
+func TestFileSourceWiring(t *testing.T) {
+	var logs syncBuf
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "hive.json")
+	write := func(version int) {
+		t.Helper()
+		st, statErr := os.Stat(path)
+		if err := os.WriteFile(path, []byte(fmt.Sprintf(`{"serviceName":"hive","policyVersion":%d,"policies":[]}`, version)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if statErr == nil { // as a write within one tick of the clock
+			os.Chtimes(path, st.ModTime(), st.ModTime())
+		}
+	}
+	write(3)
+	cfg := config.Default()
+	cfg.Policy.File.Policies = path
+	cfg.Policy.File.PollIntervalMS = 3_600_000
+	h := newTestHolder(cfg, log)
+	src, err := startPolicySource(ctx, cfg, h, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Status(); !st.Available || st.Versions.Policy != 3 || src.kind != "file" || src.rangerStatus != nil {
+		t.Fatalf("after start: %+v\n%s", st, logs.String())
+	}
+	if fs, ok := src.store.(authoring.FileStore); !ok || fs.Files.Paths().Policies != path {
+		t.Errorf("authoring writes to %+v", src.store)
+	}
+	write(4)
+	if rep, err := src.Refresh(ctx); err != nil || rep.Error != "" || rep.Source != "file" || rep.Versions.Policies != 3 {
+		t.Errorf("refresh, files unchanged by size and time: %v %+v", err, rep)
+	}
+	if err := src.Reload(ctx); err != nil || h.Status().Versions.Policy != 4 {
+		t.Errorf("reload: %v, version %d in force", err, h.Status().Versions.Policy)
+	}
+	os.WriteFile(path, []byte("{"), 0o644)
+	if err := src.Reload(ctx); err == nil || h.Status().Versions.Policy != 4 || !strings.Contains(logs.String(), "policy files rejected") {
+		t.Errorf("files that do not parse: %v, version %d in force", err, h.Status().Versions.Policy)
 	}
 }
 

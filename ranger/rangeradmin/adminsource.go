@@ -35,19 +35,19 @@ type AdminSourceConfig struct {
 	BreakerMaxBackoff time.Duration
 	Log               *slog.Logger
 
-	// Install receives each new bundle. An error rejects it: the documents
-	// that changed do not count as downloaded (they age toward the TTL),
-	// are not cached, and are downloaded again next round.
-	Install func(*ranger.Bundle) error
-	// Clear is called when Ranger says the service does not exist: the
+	// Sink receives each new bundle. Install's error rejects it: the
+	// documents that changed do not count as downloaded (they age toward
+	// the TTL), are not cached, and are downloaded again next round. Clear
+	// is called when Ranger says the service does not exist: the
 	// service's policies must be dropped (every governed statement denied).
-	Clear func(reason string)
+	Sink ranger.Sink
 }
 
-// AdminSource keeps a service's documents current from Ranger Admin: a
-// background round every PollInterval (with jitter), a circuit breaker with
-// exponential backoff when Ranger keeps failing, Refresh for "now", and an
-// on-disk cache for restarts while Ranger is down.
+// AdminSource is the ranger.Source of Ranger Admin: it keeps a service's
+// documents current with a round every PollInterval (with jitter), a
+// circuit breaker with exponential backoff when Ranger keeps failing,
+// Refresh and Reload for "now", and an on-disk cache for restarts while
+// Ranger is down.
 //
 // Freshness is per document: a document is fresh when Ranger last
 // confirmed it (200 or 304); the source is as fresh as its oldest
@@ -56,8 +56,15 @@ type AdminSource struct {
 	cfg   AdminSourceConfig
 	cache *diskCache
 
-	round chan struct{} // held during a refresh round
+	// round is held by the goroutine running a round: the poll loop's
+	// (started by Start), or the caller's of Start, Refresh or Reload. A
+	// round's documents are fetched on goroutines of their own, which
+	// only the round's goroutine waits for; the sink is called by the
+	// round's goroutine.
+	round chan struct{}
 
+	// mu guards the documents' state, which the round writes and Status,
+	// Snapshot, Err and the metrics read from other goroutines.
 	mu             sync.Mutex
 	docs           map[Document]*docState
 	lastActivation time.Time
@@ -87,6 +94,8 @@ type docState struct {
 	lastErr     error
 	fetches     map[string]uint64
 }
+
+var _ ranger.Source = (*AdminSource)(nil)
 
 type breaker struct {
 	threshold  int
@@ -150,11 +159,8 @@ func NewAdminSource(cfg AdminSourceConfig) (*AdminSource, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Install == nil {
-		cfg.Install = func(*ranger.Bundle) error { return nil }
-	}
-	if cfg.Clear == nil {
-		cfg.Clear = func(string) {}
+	if cfg.Sink == nil {
+		return nil, errors.New("ranger: admin source without a sink")
 	}
 	docs := []Document{DocPolicies}
 	for _, d := range AllDocuments {
@@ -206,7 +212,7 @@ func (s *AdminSource) LoadCache() (bool, error) {
 	for d, e := range entries {
 		setBundleDoc(b, d, e.parsed)
 	}
-	if err := s.cfg.Install(b); err != nil {
+	if err := s.cfg.Sink.Install(b); err != nil {
 		return false, fmt.Errorf("ranger: cached documents in %s rejected: %w", s.cfg.CacheDir, err)
 	}
 	s.mu.Lock()
@@ -221,7 +227,7 @@ func (s *AdminSource) LoadCache() (bool, error) {
 	return true, nil
 }
 
-// Status reports the source's freshness as FileSource does: the time of the
+// Status reports the source's freshness with its details: the time of the
 // oldest document's last confirmation by Ranger (zero if a document was
 // never obtained), and the error of the last round (nil if it succeeded).
 func (s *AdminSource) Status() (time.Time, error) {
@@ -238,12 +244,25 @@ func (s *AdminSource) LastSuccess() time.Time {
 	return time.Time{}
 }
 
-// Err is Status's error.
+// errUnavailable is Err's answer: the details (URLs, status, Ranger's
+// message) are in the log and Status; SQL clients learn only that Ranger
+// is the problem.
+var errUnavailable = errors.New("policies could not be downloaded from Ranger Admin; the pgranger log has the details")
+
+// Err tells SQL clients whether the last round failed (nil if it
+// succeeded), without its details.
 func (s *AdminSource) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastErrLocked()
+	if s.lastErrLocked() != nil {
+		return errUnavailable
+	}
+	return nil
 }
+
+// AgesRejections is true: a rejected version is downloaded again, and
+// only Ranger confirming the version in force (a 304) renews LastSuccess.
+func (s *AdminSource) AgesRejections() bool { return true }
 
 // publishLocked stores lastSuccessLocked for LastSuccess (s.mu held).
 func (s *AdminSource) publishLocked() {
@@ -331,37 +350,51 @@ func (s *AdminSource) Snapshot() SourceStatus {
 	return out
 }
 
-// RefreshReport is what one round got.
-type RefreshReport struct {
-	Versions map[Document]int64          `json:"versions"` // current versions after the round (-1 = none)
-	Results  map[Document]DocumentResult `json:"results"`
-	Breaker  string                      `json:"breaker"`
-	// Error is "" when every document was obtained or confirmed.
-	Error string `json:"error,omitempty"`
-}
-
-// DocumentResult is one document's part of a RefreshReport.
-type DocumentResult struct {
-	Status  string `json:"status"`  // HTTP status or a Status* label
-	Outcome string `json:"outcome"` // updated, not_modified, service_not_found, failed
-	Error   string `json:"error,omitempty"`
+// Start installs the disk cache, if any, then downloads once, bounded by
+// the client's timeout, and refreshes on a goroutine of its own until ctx
+// ends (poll).
+func (s *AdminSource) Start(ctx context.Context) {
+	if ok, err := s.LoadCache(); err != nil {
+		s.cfg.Log.Warn("policy.ranger.cache-dir: the disk cache is not used", "err", err)
+	} else if ok {
+		last, _ := s.Status()
+		s.cfg.Log.Info("policies loaded from the disk cache; they count as fresh from their last confirmation by Ranger",
+			"cache-dir", s.cfg.CacheDir, "confirmed", last.Format(time.RFC3339Nano))
+	}
+	first, cancel := context.WithTimeout(ctx, s.cfg.Client.cfg.Timeout)
+	rep, _ := s.Refresh(first)
+	cancel()
+	if rep.Error != "" {
+		s.cfg.Log.Warn("the first download from Ranger Admin failed; refreshing in the background", "urls", s.cfg.Client.URLs())
+	}
+	go s.poll(ctx)
 }
 
 // Refresh runs a round now, whatever the breaker says (an operator asked),
 // and returns what it got. It waits for a round already running.
-func (s *AdminSource) Refresh(ctx context.Context) (RefreshReport, error) {
+func (s *AdminSource) Refresh(ctx context.Context) (ranger.Report, error) {
 	select {
 	case s.round <- struct{}{}:
 	case <-ctx.Done():
-		return RefreshReport{}, ctx.Err()
+		return ranger.Report{}, ctx.Err()
 	}
 	defer func() { <-s.round }()
 	return s.runRound(ctx), nil
 }
 
-// Run refreshes in the background until ctx ends: every PollInterval less
-// up to Jitter of it, or, while the breaker is open, when its backoff ends.
-func (s *AdminSource) Run(ctx context.Context) {
+// Reload runs a round now, as Refresh: Ranger Admin answers every round
+// with what it holds, so a write made before it is in what it gets.
+func (s *AdminSource) Reload(ctx context.Context) error {
+	rep, err := s.Refresh(ctx)
+	if err == nil && rep.Error != "" {
+		err = errors.New(rep.Error)
+	}
+	return err
+}
+
+// poll refreshes until ctx ends: every PollInterval less up to Jitter of
+// it, or, while the breaker is open, when its backoff ends.
+func (s *AdminSource) poll(ctx context.Context) {
 	t := time.NewTimer(s.nextDelay())
 	defer t.Stop()
 	for {
@@ -393,7 +426,7 @@ func (s *AdminSource) nextDelay() time.Duration {
 	return d
 }
 
-func (s *AdminSource) runRound(ctx context.Context) RefreshReport {
+func (s *AdminSource) runRound(ctx context.Context) ranger.Report {
 	// The documents are fetched side by side (as the Java plugin's separate
 	// refreshers do), so a hanging admin costs one timeout per round, not
 	// one per document.
@@ -470,7 +503,7 @@ func (s *AdminSource) runRound(ctx context.Context) RefreshReport {
 		for d, p := range cand {
 			setBundleDoc(b, d, p)
 		}
-		if installErr = s.cfg.Install(b); installErr == nil {
+		if installErr = s.cfg.Sink.Install(b); installErr == nil {
 			installed = true
 		}
 	}
@@ -581,7 +614,7 @@ func (s *AdminSource) serviceGone(now time.Time, results map[Document]FetchResul
 	// Ranger answered: not a reason to back off.
 	s.breaker.succeed()
 	s.mu.Unlock()
-	s.cfg.Clear(reason)
+	s.cfg.Sink.Clear(reason)
 	if s.cache != nil && first {
 		if err := s.cache.remove(); err != nil {
 			s.cfg.Log.Warn("ranger: could not remove the policy cache of the missing service", "cache-dir", s.cfg.CacheDir, "err", err)
@@ -625,21 +658,30 @@ func (s *AdminSource) logRound(results map[Document]FetchResult, installErr erro
 	}
 }
 
-func (s *AdminSource) report(results map[Document]FetchResult) RefreshReport {
+func (s *AdminSource) report(results map[Document]FetchResult) ranger.Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := RefreshReport{Versions: map[Document]int64{}, Results: map[Document]DocumentResult{}, Breaker: s.breaker.state(time.Now())}
+	rep := ranger.Report{Source: "ranger", Versions: ranger.NoVersions, Results: map[string]ranger.DocumentResult{}, Breaker: s.breaker.state(time.Now())}
 	for _, d := range s.cfg.Documents {
-		rep.Versions[d] = s.docs[d].version
+		switch v := s.docs[d].version; d {
+		case DocPolicies:
+			rep.Versions.Policies = v
+		case DocTags:
+			rep.Versions.Tags = v
+		case DocRoles:
+			rep.Versions.Roles = v
+		case DocUserStore:
+			rep.Versions.UserStore = v
+		}
 		if r, ok := results[d]; ok {
-			dr := DocumentResult{Status: r.Status, Outcome: r.Outcome.String()}
+			dr := ranger.DocumentResult{Status: r.Status, Outcome: r.Outcome.String()}
 			if st := s.docs[d]; st.lastErr != nil {
 				dr.Error = st.lastErr.Error()
 				if r.Outcome == Updated {
 					dr.Outcome = "rejected"
 				}
 			}
-			rep.Results[d] = dr
+			rep.Results[string(d)] = dr
 		}
 	}
 	if err := s.lastErrLocked(); err != nil {

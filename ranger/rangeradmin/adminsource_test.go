@@ -26,7 +26,7 @@ type sink struct {
 	reject  error
 }
 
-func (k *sink) install(b *ranger.Bundle) error {
+func (k *sink) Install(b *ranger.Bundle) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.reject != nil {
@@ -36,7 +36,7 @@ func (k *sink) install(b *ranger.Bundle) error {
 	return nil
 }
 
-func (k *sink) clear(reason string) {
+func (k *sink) Clear(reason string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.cleared = append(k.cleared, reason)
@@ -91,8 +91,7 @@ func newSource(t *testing.T, srv *rangertest.Server, mod func(*rangeradmin.Admin
 		BreakerFailures:   2,
 		BreakerMaxBackoff: 400 * time.Millisecond,
 		Log:               slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Install:           f.sink.install,
-		Clear:             f.sink.clear,
+		Sink:              f.sink,
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -110,7 +109,7 @@ func newSource(t *testing.T, srv *rangertest.Server, mod func(*rangeradmin.Admin
 	return f
 }
 
-func (f *fixture) refresh(t *testing.T) rangeradmin.RefreshReport {
+func (f *fixture) refresh(t *testing.T) ranger.Report {
 	t.Helper()
 	rep, err := f.src.Refresh(context.Background())
 	if err != nil {
@@ -139,7 +138,7 @@ func TestSourceRoundsVersionsAndFreshness(t *testing.T) {
 	if b == nil || b.Policies.PolicyVersion != 7 || b.Tags.TagVersion != 3 || b.Roles.RoleVersion != 4 || b.UserStore.UserStoreVersion != 5 {
 		t.Fatalf("first round: %+v %+v", b, rep)
 	}
-	if rep.Error != "" || rep.Versions[rangeradmin.DocPolicies] != 7 || rep.Results[rangeradmin.DocRoles].Status != "200" || rep.Breaker != rangeradmin.BreakerClosed {
+	if rep.Error != "" || rep.Versions.Policies != 7 || rep.Results["roles"].Status != "200" || rep.Breaker != rangeradmin.BreakerClosed {
 		t.Errorf("report: %+v", rep)
 	}
 	first, err := f.src.Status()
@@ -151,7 +150,7 @@ func TestSourceRoundsVersionsAndFreshness(t *testing.T) {
 	// and freshness advances.
 	time.Sleep(5 * time.Millisecond)
 	rep = f.refresh(t)
-	if f.sink.count() != 1 || rep.Results[rangeradmin.DocPolicies].Status != "304" {
+	if f.sink.count() != 1 || rep.Results["policies"].Status != "304" {
 		t.Errorf("unchanged round installed again or did not 304: %d %+v", f.sink.count(), rep)
 	}
 	if q := f.srv.LastQuery(rangeradmin.DocRoles); q.Get("lastKnownRoleVersion") != "4" || q.Get("lastActivationTime") == "0" {
@@ -187,7 +186,7 @@ func TestSourceFailureKeepsLastGoodAndBreaker(t *testing.T) {
 	if !last.Equal(good) || err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("a failed round must not renew freshness and must report: %v %v", last, err)
 	}
-	if rep.Results[rangeradmin.DocPolicies].Status != "401" || rep.Breaker != rangeradmin.BreakerClosed || f.sink.count() != 1 {
+	if rep.Results["policies"].Status != "401" || rep.Breaker != rangeradmin.BreakerClosed || f.sink.count() != 1 {
 		t.Errorf("first failure: %+v", rep)
 	}
 	if !strings.Contains(f.log.String(), "download failed") || !strings.Contains(f.log.String(), "Authentication Failed") {
@@ -229,7 +228,7 @@ func TestSourceRunHonoursBreakerBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv.FailAll(500, "down")
-	go f.src.Run(ctx)
+	f.src.Start(ctx)
 	time.Sleep(700 * time.Millisecond)
 	// Closed: every 20 ms; after 2 failures the waits are 40, 80, 160,
 	// 320 ms… so 700 ms holds at most ~7 rounds, not ~35.
@@ -253,7 +252,7 @@ func TestSourceRunPicksUpNewVersionWithinInterval(t *testing.T) {
 	f.refresh(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go f.src.Run(ctx)
+	f.src.Start(ctx)
 	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(8))
 	start := time.Now()
 	for f.sink.last().Policies.PolicyVersion != 8 {
@@ -277,7 +276,7 @@ func TestSourceServiceNotFoundClears(t *testing.T) {
 	if len(f.sink.cleared) != 1 || !strings.Contains(f.sink.cleared[0], "does not exist") {
 		t.Fatalf("404 must clear the policies: %v %+v", f.sink.cleared, rep)
 	}
-	if rep.Versions[rangeradmin.DocPolicies] != -1 || rep.Results[rangeradmin.DocPolicies].Outcome != "service_not_found" || rep.Breaker != rangeradmin.BreakerClosed {
+	if rep.Versions.Policies != -1 || rep.Results["policies"].Outcome != "service_not_found" || rep.Breaker != rangeradmin.BreakerClosed {
 		t.Errorf("report: %+v", rep)
 	}
 	if last, err := f.src.Status(); !last.IsZero() || err == nil {
@@ -308,7 +307,7 @@ func TestSourceRejectedBundleIsNotKept(t *testing.T) {
 	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(8))
 	f.sink.reject = errors.New("engine says no")
 	rep := f.refresh(t)
-	if rep.Results[rangeradmin.DocPolicies].Outcome != "rejected" || rep.Versions[rangeradmin.DocPolicies] != 7 {
+	if rep.Results["policies"].Outcome != "rejected" || rep.Versions.Policies != 7 {
 		t.Errorf("rejected bundle: %+v", rep)
 	}
 	if last, err := f.src.Status(); !last.Equal(good) || err == nil {
@@ -324,7 +323,7 @@ func TestSourceRejectedBundleIsNotKept(t *testing.T) {
 	}
 	// Ranger confirming the version in force (a 304) makes it fresh again.
 	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(7))
-	if rep := f.refresh(t); rep.Error != "" || rep.Results[rangeradmin.DocPolicies].Status != "304" {
+	if rep := f.refresh(t); rep.Error != "" || rep.Results["policies"].Status != "304" {
 		t.Errorf("304 to the version in force: %+v", rep)
 	}
 	if last, err := f.src.Status(); !last.After(good) || err != nil {
@@ -423,7 +422,7 @@ func TestSourceDiskCache(t *testing.T) {
 	}
 	before := srv.Requests(rangeradmin.DocPolicies)
 	rep = g.refresh(t)
-	if rep.Results[rangeradmin.DocPolicies].Status != "304" || srv.Requests(rangeradmin.DocPolicies) != before+1 || g.sink.count() != 1 {
+	if rep.Results["policies"].Status != "304" || srv.Requests(rangeradmin.DocPolicies) != before+1 || g.sink.count() != 1 {
 		t.Errorf("after Ranger returns: %+v", rep)
 	}
 
@@ -476,3 +475,32 @@ func TestSourceRefreshHonoursContext(t *testing.T) {
 }
 
 var regexpConfirmed = regexp.MustCompile(`"confirmedAt": "[^"]*"`)
+
+// Start installs before it returns and then polls; Err tells SQL clients
+// only that Ranger is the problem, Status has the details; Reload fails
+// when the round did not get everything.
+func TestSourceStartReloadAndErr(t *testing.T) {
+	srv := newServer(t)
+	f := newSource(t, srv, func(c *rangeradmin.AdminSourceConfig) { c.PollInterval = time.Hour })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.src.Start(ctx)
+	if f.sink.count() != 1 || f.src.Err() != nil || f.src.LastSuccess().IsZero() || !f.src.AgesRejections() {
+		t.Fatalf("after Start: %d bundles, %v", f.sink.count(), f.src.Err())
+	}
+	srv.SetDocument(rangeradmin.DocPolicies, policiesDoc(8))
+	if err := f.src.Reload(ctx); err != nil || f.sink.last().Policies.PolicyVersion != 8 {
+		t.Errorf("reload: %v", err)
+	}
+	srv.FailAll(500, "down")
+	err := f.src.Reload(ctx)
+	if err == nil || !strings.Contains(err.Error(), "500") {
+		t.Errorf("reload with Ranger failing: %v", err)
+	}
+	if got := f.src.Err(); got == nil || strings.Contains(got.Error(), srv.URL()) || !strings.Contains(got.Error(), "could not be downloaded from Ranger Admin") {
+		t.Errorf("Err: %v", got)
+	}
+	if _, detail := f.src.Status(); detail == nil || !strings.Contains(detail.Error(), "500") {
+		t.Errorf("Status: %v", detail)
+	}
+}

@@ -9,7 +9,8 @@
 //
 //   - adminclient.go: one download of one document (URLs tried in turn,
 //     HTTP Basic authentication, what 200, 304 and 404 mean);
-//   - adminsource.go: the polling source, its breaker and its status;
+//   - adminsource.go: the polling source (a ranger.Source, beside
+//     ranger/filesource), its breaker and its status;
 //   - diskcache.go: the cache files under policy.ranger.cache-dir;
 //   - adminwrite.go: writing through Ranger Admin (grant and revoke, the
 //     public policy API, the tag import) for authoring statements and
