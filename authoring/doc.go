@@ -14,7 +14,7 @@
 //  2. authorise: the session's subject must be a super user, or hold
 //     delegated admin covering every access the change concerns on its
 //     resource, decided by the policy engine that enforces reads
-//     (policy.Engine.DelegatedAdmin); a refusal is 42501 and nothing is
+//     (policy.WantAdmin); a refusal is 42501 and nothing is
 //     sent;
 //  3. write, one resource at a time within this process: the policy is
 //     read again from the source right before the change (Ranger has no

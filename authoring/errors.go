@@ -8,22 +8,7 @@ import (
 
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
-)
-
-// SQLSTATE codes of authoring refusals (the table in doc.go says when).
-const (
-	CodeInsufficientPrivilege = sqlrewrite.CodeInsufficientPrivilege // 42501
-	CodeFeatureNotSupported   = sqlrewrite.CodeFeatureNotSupported   // 0A000
-	CodeSyntaxError           = sqlrewrite.CodeSyntaxError           // 42601
-	CodeUndefinedTable        = sqlrewrite.CodeUndefinedTable        // 42P01
-	CodeUndefinedColumn       = "42703"
-	CodeUndefinedObject       = "42704"
-	CodeAmbiguous             = "42P09"
-	CodeDuplicateObject       = "42710"
-	CodeInvalidParameter      = "22023"
-	CodeSerializationFailure  = "40001"
-	CodeSystemError           = "58000"
-	CodeIOError               = "58030"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 func errorf(code, format string, args ...any) *sqlrewrite.Error {
@@ -31,7 +16,7 @@ func errorf(code, format string, args ...any) *sqlrewrite.Error {
 }
 
 func unsupported(format string, args ...any) *sqlrewrite.Error {
-	return errorf(CodeFeatureNotSupported, format, args...)
+	return errorf(sqlstate.FeatureNotSupported, format, args...)
 }
 
 // withDetail sets the error's Detail and Hint and returns it.
@@ -48,27 +33,27 @@ func withDetail(e *sqlrewrite.Error, detail, hint string) *sqlrewrite.Error {
 func storeError(err error, user, what string) *sqlrewrite.Error {
 	var we *ranger.WriteError
 	if errors.As(err, &we) {
-		code := CodeInvalidParameter
+		code := sqlstate.InvalidParameterValue
 		switch {
 		case we.Status == http.StatusForbidden:
-			code = CodeInsufficientPrivilege
+			code = sqlstate.InsufficientPrivilege
 		case we.Status == http.StatusUnauthorized:
-			return withDetail(errorf(CodeSystemError, "Ranger Admin did not accept pgranger's credentials; %s for user %q was not written", what, user),
+			return withDetail(errorf(sqlstate.SystemError, "Ranger Admin did not accept pgranger's credentials; %s for user %q was not written", what, user),
 				"Ranger Admin answered HTTP 401: "+we.Message, "The pgranger log and policy.ranger.admin-user say which account; see docs/authoring.md for the rights it needs.")
 		case we.Status >= 500:
-			return withDetail(errorf(CodeSystemError, "Ranger Admin failed; %s for user %q was not written", what, user),
+			return withDetail(errorf(sqlstate.SystemError, "Ranger Admin failed; %s for user %q was not written", what, user),
 				fmt.Sprintf("Ranger Admin answered HTTP %d: %s", we.Status, we.Message), "")
 		case we.Code == ranger.ErrCodeNameConflict || we.Code == ranger.ErrCodeResourceConflict:
-			code = CodeDuplicateObject
+			code = sqlstate.DuplicateObject
 		case we.Status == http.StatusNotFound:
-			code = CodeUndefinedObject
+			code = sqlstate.UndefinedObject
 		}
 		return withDetail(errorf(code, "Ranger Admin refused %s for user %q: %s", what, user, we.Message),
 			fmt.Sprintf("Ranger Admin answered HTTP %d", we.Status), "")
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) || errors.Is(err, ranger.ErrNoTagFile) {
-		return withDetail(errorf(CodeIOError, "%s for user %q was not written: %v", what, user, err), "", "")
+		return withDetail(errorf(sqlstate.IOError, "%s for user %q was not written: %v", what, user, err), "", "")
 	}
-	return withDetail(errorf(CodeSystemError, "%s for user %q was not written: %v", what, user, err), "", "")
+	return withDetail(errorf(sqlstate.SystemError, "%s for user %q was not written: %v", what, user, err), "", "")
 }

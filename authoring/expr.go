@@ -8,6 +8,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // The portable subset (docs/policy-semantics.md, "Expressions written
@@ -227,7 +228,7 @@ func (p *exprPrinter) column(c *pg.ColumnRef) *sqlrewrite.Error {
 		return refuse("the quoted name "+strconv.Quote(name), "quote names differently (PostgreSQL \"x\", HiveQL and Spark `x`)")
 	}
 	if p.columns != nil && !p.columns[name] {
-		return errorf(CodeUndefinedColumn, "column %q does not exist in %s", name, p.table)
+		return errorf(sqlstate.UndefinedColumn, "column %q does not exist in %s", name, p.table)
 	}
 	p.b.WriteString(name)
 	return nil
@@ -512,15 +513,15 @@ func (st *stmtContext) portableCustom(text string, columns map[string]bool, colu
 	sql := "SELECT " + strings.ReplaceAll(text, "{col}", customPlaceholder)
 	tree, err := sqlrewrite.Parse(sql, st.svc.cfg.MaxStatementBytes, st.svc.cfg.MaxNestingDepth)
 	if err != nil || len(tree.Stmts) != 1 {
-		return "", errorf(CodeSyntaxError, "the CUSTOM mask expression %q does not parse as one SQL expression", text)
+		return "", errorf(sqlstate.SyntaxError, "the CUSTOM mask expression %q does not parse as one SQL expression", text)
 	}
 	sel := tree.Stmts[0].Stmt.GetSelectStmt()
 	if sel == nil || len(sel.TargetList) != 1 || sel.FromClause != nil || sel.WhereClause != nil {
-		return "", errorf(CodeSyntaxError, "the CUSTOM mask expression %q is not one SQL expression", text)
+		return "", errorf(sqlstate.SyntaxError, "the CUSTOM mask expression %q is not one SQL expression", text)
 	}
 	val := sel.TargetList[0].GetResTarget().GetVal()
 	if val == nil {
-		return "", errorf(CodeSyntaxError, "the CUSTOM mask expression %q is not one SQL expression", text)
+		return "", errorf(sqlstate.SyntaxError, "the CUSTOM mask expression %q is not one SQL expression", text)
 	}
 	return portable(val, sql, customPlaceholder, columns, column)
 }

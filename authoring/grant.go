@@ -11,6 +11,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // GRANT and REVOKE, mapped as HiveServer2 maps them
@@ -144,7 +145,7 @@ func (st *stmtContext) grant(g *pg.GrantStmt) (plan, *sqlrewrite.Error) {
 			for _, gr := range groups {
 				for _, c := range gr.cols {
 					if cols != nil && !cols[c] {
-						return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", c, name)
+						return nil, errorf(sqlstate.UndefinedColumn, "column %q of relation %q does not exist", c, name)
 					}
 				}
 				p.targets = append(p.targets, grantTarget{pgName: schema + "." + name, db: st.rangerDatabase(schema), table: name,
@@ -212,7 +213,7 @@ func (g *grantee) authorize(x *exec) *sqlrewrite.Error {
 		// A request on several columns needs delegated admin on each.
 		for _, c := range cols {
 			res := policy.Resource{Database: t.db, Table: t.table, Column: c}
-			if d := x.eng.DelegatedAdmin(x.req.Subject, res, t.accesses, x.now); !d.Allowed {
+			if d := x.eng.Evaluate(&policy.Request{Subject: x.req.Subject, Hive: res, Accesses: t.accesses, At: x.now, Want: policy.WantAdmin}).Admin; !d.Allowed {
 				name := t.pgName
 				if c != "*" {
 					name += "." + c
@@ -279,7 +280,7 @@ func (g *grantee) run(ctx context.Context, x *exec) *sqlrewrite.Error {
 	}
 	for _, s := range done {
 		if msg := verifyGrant(after, s.req, p.grant); msg != "" && s.exact {
-			return withDetail(errorf(CodeSerializationFailure, "could not serialize access due to concurrent update: %s", msg),
+			return withDetail(errorf(sqlstate.SerializationFailure, "could not serialize access due to concurrent update: %s", msg),
 				"Ranger has no optimistic concurrency: another writer replaced the policy after pgranger's write.", "Run the statement again.")
 		}
 		if !p.grant {
@@ -355,7 +356,7 @@ func (x *exec) revokeNotices(t grantTarget, req *ranger.GrantRevokeRequest, exac
 		for _, a := range t.accesses {
 			for _, c := range cols {
 				res := policy.Resource{Database: t.db, Table: t.table, Column: c}
-				if d := x.eng.Access(subj, res, a, x.now); d.Allowed && d.PolicyID > 0 {
+				if d := x.eng.Evaluate(&policy.Request{Subject: subj, Hive: res, Access: a, At: x.now, Want: policy.WantAccess}).Access; d.Allowed && d.PolicyID > 0 {
 					x.notice("%s still has %s on %s through policy %d %q", gp, a, t.pgName, d.PolicyID, policyName(x.bundle, d.PolicyID))
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // SECURITY LABEL FOR pgranger ON COLUMN s.t.c IS '<items>': the label is
@@ -89,14 +90,14 @@ func (st *stmtContext) maskLabel(s *pg.SecLabelStmt, label string, isNull bool) 
 	}
 	cols := columnsOf(rel)
 	if cols != nil && !cols[column] {
-		return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", column, table)
+		return nil, errorf(sqlstate.UndefinedColumn, "column %q of relation %q does not exist", column, table)
 	}
 	p := &maskPlan{pgName: schema + "." + table + "." + column, db: st.rangerDatabase(schema), tbl: table, column: column, remove: isNull, columnNames: cols}
 	if isNull {
 		return p, nil
 	}
 	if strings.TrimSpace(label) == "" {
-		return nil, errorf(CodeSyntaxError, "empty mask label on column %s: write the items, or IS NULL to remove the column's mask policy", p.pgName)
+		return nil, errorf(sqlstate.SyntaxError, "empty mask label on column %s: write the items, or IS NULL to remove the column's mask policy", p.pgName)
 	}
 	items, perr := parseMaskLabel(label)
 	if perr != nil {
@@ -138,10 +139,10 @@ func parseMaskLabel(label string) ([]labelItem, *sqlrewrite.Error) {
 			lx.space()
 		}
 		if it.maskType == ranger.MaskTypeCustom && strings.TrimSpace(it.expr) == "" {
-			return nil, errorf(CodeSyntaxError, "mask label: CUSTOM needs an expression: CUSTOM(expr with {col})")
+			return nil, errorf(sqlstate.SyntaxError, "mask label: CUSTOM needs an expression: CUSTOM(expr with {col})")
 		}
 		if it.maskType != ranger.MaskTypeCustom && it.expr != "" {
-			return nil, errorf(CodeSyntaxError, "mask label: %s takes no expression; only CUSTOM(expr) does", it.maskType)
+			return nil, errorf(sqlstate.SyntaxError, "mask label: %s takes no expression; only CUSTOM(expr) does", it.maskType)
 		}
 		if kw := lx.peekWord(); strings.EqualFold(kw, "TO") {
 			lx.word()
@@ -170,7 +171,7 @@ func parseMaskLabel(label string) ([]labelItem, *sqlrewrite.Error) {
 		lx.i++
 	}
 	if len(items) == 0 {
-		return nil, errorf(CodeSyntaxError, "mask label: no items; write IS NULL to remove the column's mask policy")
+		return nil, errorf(sqlstate.SyntaxError, "mask label: no items; write IS NULL to remove the column's mask policy")
 	}
 	return items, nil
 }
@@ -292,7 +293,7 @@ func (l *labelLexer) fail(want string) *sqlrewrite.Error {
 	} else {
 		near = fmt.Sprintf("%q", near)
 	}
-	e := errorf(CodeSyntaxError, "mask label: expected %s at %s (character %d of the label)", want, near, l.i+1)
+	e := errorf(sqlstate.SyntaxError, "mask label: expected %s at %s (character %d of the label)", want, near, l.i+1)
 	e.Hint = "A mask label is: MASKTYPE [(expr)] [TO [USER|GROUP|ROLE] name, …] { ; … }, e.g. 'MASK_NONE TO GROUP compliance; MASK_SHOW_LAST_4'"
 	return e
 }
@@ -342,7 +343,7 @@ func (p *maskPlan) authorize(x *exec) *sqlrewrite.Error {
 		p.resolved = append(p.resolved, ps)
 	}
 	res := policy.Resource{Database: p.db, Table: p.tbl, Column: p.column}
-	if d := x.eng.DelegatedAdmin(x.req.Subject, res, []string{"select"}, x.now); !d.Allowed {
+	if d := x.eng.Evaluate(&policy.Request{Subject: x.req.Subject, Hive: res, Accesses: []string{"select"}, At: x.now, Want: policy.WantAdmin}).Admin; !d.Allowed {
 		e := adminDenied(x, "set the mask of", res, p.pgName, d)
 		e.Message = fmt.Sprintf("pgranger: permission denied: user %q may not set the mask of column %s: it has no delegated admin for select there", x.user(), p.pgName)
 		return e
@@ -418,7 +419,7 @@ func (p *maskPlan) run(ctx context.Context, x *exec) *sqlrewrite.Error {
 	got := maskPolicy(after, p.db, p.tbl, p.column)
 	switch {
 	case p.remove && got != nil, !p.remove && (got == nil || fmt.Sprint(summarizeMasks(got.DataMaskPolicyItems)) != fmt.Sprint(summarizeMasks(p.maskItems()))):
-		return withDetail(errorf(CodeSerializationFailure, "could not serialize access due to concurrent update: the mask policy of column %s is not what was written", p.pgName),
+		return withDetail(errorf(sqlstate.SerializationFailure, "could not serialize access due to concurrent update: the mask policy of column %s is not what was written", p.pgName),
 			"Ranger has no optimistic concurrency: another writer replaced the policy after pgranger's write.", "Run the statement again.")
 	}
 	return nil

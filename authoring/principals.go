@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Principal kinds, as Ranger's items and grant requests name them.
@@ -98,7 +99,7 @@ func (d *Directory) Resolve(name string) (Principal, *sqlrewrite.Error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return Principal{}, withDetail(errorf(CodeUndefinedObject, "grantee %q is not a user, group or role Ranger knows", name),
+		return Principal{}, withDetail(errorf(sqlstate.UndefinedObject, "grantee %q is not a user, group or role Ranger knows", name),
 			"pgranger looks names up in Ranger's user store and roles and the static users of its configuration.",
 			`Write "user:`+name+`", "group:`+name+`" or "role:`+name+`" (a quoted name) to name it anyway.`)
 	}
@@ -107,7 +108,7 @@ func (d *Directory) Resolve(name string) (Principal, *sqlrewrite.Error) {
 		kinds = append(kinds, p.String())
 		forced = append(forced, `"`+p.Kind+":"+name+`"`)
 	}
-	return Principal{}, withDetail(errorf(CodeAmbiguous, "grantee %q is ambiguous: it is %s", name, strings.Join(kinds, " and ")),
+	return Principal{}, withDetail(errorf(sqlstate.AmbiguousAlias, "grantee %q is ambiguous: it is %s", name, strings.Join(kinds, " and ")),
 		"", "Write "+strings.Join(forced, " or ")+" to say which.")
 }
 
@@ -118,7 +119,7 @@ func (d *Directory) principal(name string) (Principal, *sqlrewrite.Error) {
 		switch strings.ToLower(kind) {
 		case KindUser, KindGroup, KindRole:
 			if rest == "" {
-				return Principal{}, errorf(CodeUndefinedObject, "grantee %q names no %s", name, kind)
+				return Principal{}, errorf(sqlstate.UndefinedObject, "grantee %q names no %s", name, kind)
 			}
 			return Principal{strings.ToLower(kind), rest}, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // CREATE / ALTER / DROP POLICY: a PostgreSQL row-level-security policy is
@@ -211,7 +212,7 @@ func (p *rowFilterPlan) authorize(x *exec) *sqlrewrite.Error {
 		}
 	}
 	res := policy.Resource{Database: p.db, Table: p.tbl}
-	if d := x.eng.DelegatedAdmin(x.req.Subject, res, []string{"select"}, x.now); !d.Allowed {
+	if d := x.eng.Evaluate(&policy.Request{Subject: x.req.Subject, Hive: res, Accesses: []string{"select"}, At: x.now, Want: policy.WantAdmin}).Admin; !d.Allowed {
 		verb := map[rowFilterOp]string{opCreate: "create row filters for", opAlter: "alter row filters for", opRename: "alter row filters for", opDrop: "drop row filters for"}[p.op]
 		e := adminDenied(x, verb, res, p.pgTable, d)
 		e.Message = fmt.Sprintf("pgranger: permission denied: user %q may not %s table %s: it has no delegated admin for select there", x.user(), verb, p.pgTable)
@@ -262,7 +263,7 @@ func (p *rowFilterPlan) item(expr string) ranger.RangerRowFilterPolicyItem {
 }
 
 func (p *rowFilterPlan) notFound() *sqlrewrite.Error {
-	return errorf(CodeUndefinedObject, "policy %q for table %q does not exist", p.name, p.table)
+	return errorf(sqlstate.UndefinedObject, "policy %q for table %q does not exist", p.name, p.table)
 }
 
 func (p *rowFilterPlan) run(ctx context.Context, x *exec) *sqlrewrite.Error {
@@ -279,7 +280,7 @@ func (p *rowFilterPlan) run(ctx context.Context, x *exec) *sqlrewrite.Error {
 	switch p.op {
 	case opCreate:
 		if idx >= 0 {
-			return errorf(CodeDuplicateObject, "policy %q for table %q already exists", p.name, p.table)
+			return errorf(sqlstate.DuplicateObject, "policy %q for table %q already exists", p.name, p.table)
 		}
 		if target == nil {
 			np := &ranger.RangerPolicy{
@@ -303,7 +304,7 @@ func (p *rowFilterPlan) run(ctx context.Context, x *exec) *sqlrewrite.Error {
 		name := p.name
 		if p.op == opRename {
 			if p.newName != p.name && findItem(target, p.newName) >= 0 {
-				return errorf(CodeDuplicateObject, "policy %q for table %q already exists", p.newName, p.table)
+				return errorf(sqlstate.DuplicateObject, "policy %q for table %q already exists", p.newName, p.table)
 			}
 			name = p.newName
 		}
@@ -371,7 +372,7 @@ func (p *rowFilterPlan) verify(ctx context.Context, x *exec, what string) *sqlre
 		}
 	}
 	if lost != "" {
-		return withDetail(errorf(CodeSerializationFailure, "could not serialize access due to concurrent update: %s", lost),
+		return withDetail(errorf(sqlstate.SerializationFailure, "could not serialize access due to concurrent update: %s", lost),
 			"Ranger has no optimistic concurrency: another writer replaced the policy after pgranger's write.", "Run the statement again.")
 	}
 	return nil

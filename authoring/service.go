@@ -15,6 +15,7 @@ import (
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Config connects a Service to the policies.
@@ -166,7 +167,7 @@ func (s *Service) Run(ctx context.Context, req *Request) *Result {
 	}
 	eng, bundle, why := s.cfg.InForce()
 	if why != "" || eng == nil {
-		res.Err = errorf(CodeInsufficientPrivilege, "policies are unavailable (%s): %s denied for user %q", why, res.Tag, req.Subject.User)
+		res.Err = errorf(sqlstate.InsufficientPrivilege, "policies are unavailable (%s): %s denied for user %q", why, res.Tag, req.Subject.User)
 		return res
 	}
 	x := &exec{svc: s, req: req, eng: eng, bundle: bundle, dir: NewDirectory(bundle, s.cfg.StaticUsers), now: s.cfg.Now()}
@@ -275,7 +276,7 @@ func (st *stmtContext) relation(schema, name string) (*catalog.Relation, string,
 		if schema != "" {
 			full = schema + "." + name
 		}
-		return nil, "", "", errorf(CodeUndefinedTable, "relation %q does not exist", full)
+		return nil, "", "", errorf(sqlstate.UndefinedTable, "relation %q does not exist", full)
 	}
 	if rel.IsSystem() {
 		return nil, "", "", unsupported("%s.%s is a system catalog, not a Ranger resource", rel.Schema, rel.Name)
@@ -308,7 +309,7 @@ func adminDenied(x *exec, verb string, res policy.Resource, pgName string, d pol
 	}
 	access := strings.Join(d.Missing, ", ")
 	e := &sqlrewrite.Error{
-		Code:    CodeInsufficientPrivilege,
+		Code:    sqlstate.InsufficientPrivilege,
 		Message: fmt.Sprintf("pgranger: permission denied: user %q may not %s %s on %s: it has no delegated admin for %s there", x.user(), verb, access, what, access),
 		Detail: fmt.Sprintf("Ranger resource %s: no enabled access policy gives user %q an allow item with delegateAdmin for %s; nothing was sent to Ranger",
 			resourceText(res), x.user(), access),

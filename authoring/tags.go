@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // SECURITY LABEL FOR pgranger_tags ON {COLUMN s.t.c | TABLE s.t} IS
@@ -46,7 +47,7 @@ func (st *stmtContext) tagLabel(s *pg.SecLabelStmt, label string, isNull bool) (
 		"database": {Values: []string{db}}, "table": {Values: []string{table}}}, resource: db + "/" + table, resType: "@table"}
 	if column != "" {
 		if cols := columnsOf(rel); cols != nil && !cols[column] {
-			return nil, errorf(CodeUndefinedColumn, "column %q of relation %q does not exist", column, table)
+			return nil, errorf(sqlstate.UndefinedColumn, "column %q of relation %q does not exist", column, table)
 		}
 		p.pgName += "." + column
 		p.elements["column"] = ranger.RangerPolicyResource{Values: []string{column}}
@@ -59,7 +60,7 @@ func (st *stmtContext) tagLabel(s *pg.SecLabelStmt, label string, isNull bool) (
 	for _, part := range strings.Split(label, ",") {
 		t := strings.TrimSpace(part)
 		if !tagName.MatchString(t) {
-			return nil, errorf(CodeSyntaxError, "tag label: %q is not a tag name (letters, digits, _ . : -), in %q", t, label)
+			return nil, errorf(sqlstate.SyntaxError, "tag label: %q is not a tag name (letters, digits, _ . : -), in %q", t, label)
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -80,7 +81,7 @@ func (p *tagPlan) authorize(x *exec) *sqlrewrite.Error {
 		return nil
 	}
 	return &sqlrewrite.Error{
-		Code:    CodeInsufficientPrivilege,
+		Code:    sqlstate.InsufficientPrivilege,
 		Message: fmt.Sprintf("pgranger: permission denied: user %q may not write the tags of %s: only a super user may write tags", x.user(), p.pgName),
 		Detail:  "Ranger Admin's tag import accepts only an admin; pgranger's super users are the service's ranger.plugin.super.users and ranger.plugin.super.groups. Nothing was sent to Ranger.",
 		Denied:  &sqlrewrite.Denial{Database: p.elements["database"].Values[0], Table: p.elements["table"].Values[0], Column: columnOf(p.elements), Access: "tags"},
@@ -122,7 +123,7 @@ func (p *tagPlan) run(ctx context.Context, x *exec) *sqlrewrite.Error {
 		return storeError(err, x.user(), "reading back "+what)
 	}
 	if got := ranger.TagTypes(after.ResourceTags(p.elements)); strings.Join(got, ",") != strings.Join(p.types, ",") {
-		return withDetail(errorf(CodeSerializationFailure, "could not serialize access due to concurrent update: the tags of %s are %v after the write, not %v", p.pgName, got, p.types),
+		return withDetail(errorf(sqlstate.SerializationFailure, "could not serialize access due to concurrent update: the tags of %s are %v after the write, not %v", p.pgName, got, p.types),
 			"Ranger has no optimistic concurrency: another writer changed the tags after pgranger's write.", "Run the statement again.")
 	}
 	return nil

@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // StoredMaskBuilder returns the SQL text of the mask expression pgranger
@@ -48,7 +49,7 @@ type StoredMaskBuilder func(maskType string, col Column, colRef string) (expr st
 // MASK_NONE nothing, CUSTOM may depend on the user or session, and
 // MASK_HASH calls convert_to(), which is STABLE, so PostgreSQL refuses it
 // ("generation expression is not immutable").
-var StoredMaskTypes = []string{"MASK", "MASK_SHOW_LAST_4", "MASK_SHOW_FIRST_4", "MASK_DATE_SHOW_YEAR"}
+var StoredMaskTypes = []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeDateShowYear}
 
 const storedMaskInfix = "__pgranger_"
 

@@ -415,7 +415,7 @@ func (s *Suite) runResource(c *caseDecl, at time.Time) Result {
 	checked := false
 	if e.Decision != "" || e.Policy != nil {
 		checked = true
-		d := s.engine.Access(subj, res, access, at)
+		d := s.engine.Evaluate(&policy.Request{Subject: subj, Hive: res, Access: access, At: at, Want: policy.WantAccess}).Access
 		got := "deny"
 		if d.Allowed {
 			got = "allow"
@@ -432,7 +432,7 @@ func (s *Suite) runResource(c *caseDecl, at time.Time) Result {
 		if res.Column == "" {
 			r.Mismatches = append(r.Mismatches, "a mask expectation needs a column resource")
 		} else {
-			m := s.engine.Mask(subj, res, at)
+			m := s.engine.Evaluate(&policy.Request{Subject: subj, Hive: res, At: at, Want: policy.WantMask}).Mask
 			if e.Mask != nil {
 				want := *e.Mask
 				if strings.EqualFold(want, "none") {
@@ -454,7 +454,7 @@ func (s *Suite) runResource(c *caseDecl, at time.Time) Result {
 	}
 	if e.Filter != nil || e.FilterPolicy != nil {
 		checked = true
-		rf := s.engine.RowFilter(subj, res, at)
+		rf := s.engine.Evaluate(&policy.Request{Subject: subj, Hive: res, At: at, Want: policy.WantRowFilter}).RowFilter
 		if e.Filter != nil {
 			want := *e.Filter
 			if strings.EqualFold(want, "none") {
@@ -498,7 +498,7 @@ func (s *Suite) runSQL(c *caseDecl, at time.Time) Result {
 	}
 	sess := &sqlrewrite.Session{Subject: subj, IdentityKey: sqlrewrite.IdentityKey(subj), Database: s.f.Options.Database,
 		SearchPath: path, DefaultSearchPath: []string{"$user", "public"}}
-	env := &sqlrewrite.Env{Policy: sqlrewrite.PolicyState{Engine: s.engine, Generation: 1}, Catalog: s.snap, Now: at}
+	env := &sqlrewrite.Env{Policy: policy.Snapshot{Engine: s.engine, Generation: 1}, Catalog: s.snap, Now: at}
 	res := s.rw.Rewrite(context.Background(), env, sess, c.SQL)
 	e := &c.Expect
 	if e.Policy != nil || e.Mask != nil || e.MaskExpr != nil || e.MaskPolicy != nil || e.Filter != nil || e.FilterPolicy != nil {

@@ -13,8 +13,6 @@ import (
 	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
-func repoRoot(t *testing.T) string { return testrepo.Root(t) }
-
 func writeFile(t *testing.T, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "d.yaml")
@@ -26,7 +24,7 @@ func writeFile(t *testing.T, text string) string {
 
 // Resource cases: each mismatch is named with what was expected and got.
 func TestResourceCases(t *testing.T) {
-	hive := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	hive := filepath.Join(testrepo.Root(t), "examples", "policies", "hive.json")
 	s, err := Load(writeFile(t, `
 policies: `+hive+`
 users:
@@ -84,7 +82,7 @@ cases:
 // Table declarations are built by the caller's hook; without one, or
 // when it fails, the table does not load.
 func TestCatalogHook(t *testing.T) {
-	hive := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	hive := filepath.Join(testrepo.Root(t), "examples", "policies", "hive.json")
 	file := writeFile(t, "policies: "+hive+"\ncatalog:\n  - table: a.b\n    columns: [x integer]\ncases:\n  - name: x\n    user: bob\n    sql: SELECT x FROM a.b\n    expect: {decision: deny}\n")
 	if _, err := Load(file, Options{}); err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Errorf("no hook: %v", err)
@@ -103,7 +101,7 @@ func TestCatalogHook(t *testing.T) {
 // Malformed tables do not load: unknown keys, no policies, SQL without a
 // catalog, both resource and SQL, a misspelt resource key.
 func TestLoadErrors(t *testing.T) {
-	hive := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	hive := filepath.Join(testrepo.Root(t), "examples", "policies", "hive.json")
 	for name, text := range map[string]string{
 		"typo":         "policies: " + hive + "\ncases:\n  - name: x\n    user: bob\n    resource: a.b\n    expct: {decision: allow}\n",
 		"nopolicy":     "cases:\n  - name: x\n    user: bob\n    resource: a.b\n    expect: {decision: allow}\n",

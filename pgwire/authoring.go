@@ -8,8 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Authoring statements (docs/authoring.md) are answered by pgranger: the
@@ -81,7 +83,7 @@ func (s *session) answered() bool {
 // Query); Parse, Bind and Describe only need the protocol in order.
 func (s *session) authorCheck(tag string, run bool) *sqlrewrite.Error {
 	if !s.answered() {
-		return &sqlrewrite.Error{Code: "25001", Message: fmt.Sprintf("pgranger: %s cannot be executed within a pipeline", tag),
+		return &sqlrewrite.Error{Code: sqlstate.ActiveSQLTransaction, Message: fmt.Sprintf("pgranger: %s cannot be executed within a pipeline", tag),
 			Detail: "pgranger answers it itself, and statements sent before it are not answered yet.",
 			Hint:   "Send it after the answers to the statements before it."}
 	}
@@ -90,10 +92,10 @@ func (s *session) authorCheck(tag string, run bool) *sqlrewrite.Error {
 	}
 	switch s.life.txStatus() {
 	case 'T':
-		return &sqlrewrite.Error{Code: "25001", Message: fmt.Sprintf("pgranger: %s cannot run inside a transaction block", tag),
+		return &sqlrewrite.Error{Code: sqlstate.ActiveSQLTransaction, Message: fmt.Sprintf("pgranger: %s cannot run inside a transaction block", tag),
 			Detail: "pgranger writes it to Ranger at once, and a Ranger write cannot be rolled back."}
 	case 'E':
-		return &sqlrewrite.Error{Code: "25P02", Message: "pgranger: current transaction is aborted, commands ignored until end of transaction block"}
+		return &sqlrewrite.Error{Code: sqlstate.InFailedSQLTransaction, Message: "pgranger: current transaction is aborted, commands ignored until end of transaction block"}
 	}
 	return nil
 }
@@ -142,7 +144,7 @@ func (s *session) runAuthor(sql string) *AuthorResult {
 	}}
 	ans := s.srv.opts.Author.Author(context.Background(), req)
 	if ans == nil {
-		ans = &AuthorResult{Err: &sqlrewrite.Error{Code: sqlrewrite.CodeInsufficientPrivilege, Message: "pgranger: the statement could not be run"}}
+		ans = &AuthorResult{Err: &sqlrewrite.Error{Code: sqlstate.InsufficientPrivilege, Message: "pgranger: the statement could not be run"}}
 	}
 	return ans
 }
@@ -156,9 +158,9 @@ func (s *session) authorDone(ans *AuthorResult, ready bool) {
 		if sev == "" {
 			sev = "NOTICE"
 		}
-		code := "00000"
+		code := sqlstate.SuccessfulCompletion
 		if sev == "WARNING" {
-			code = "01000"
+			code = sqlstate.Warning
 		}
 		msgs = append(msgs, &pgproto3.NoticeResponse{Severity: sev, SeverityUnlocalized: sev, Code: code, Message: n.Message})
 	}
@@ -189,7 +191,7 @@ func (s *session) authorQuery(sql string, res *sqlrewrite.Result) error {
 func (s *session) authorParse(msg *pgproto3.Parse, res *sqlrewrite.Result) error {
 	e := s.authorCheck(res.Authoring, false)
 	if e == nil && msg.Name != "" && s.stmts[msg.Name] != nil {
-		e = &sqlrewrite.Error{Code: "42P05", Message: fmt.Sprintf("pgranger: prepared statement %q already exists", msg.Name)}
+		e = &sqlrewrite.Error{Code: sqlstate.DuplicatePreparedStatement, Message: fmt.Sprintf("pgranger: prepared statement %q already exists", msg.Name)}
 	}
 	if e != nil {
 		if msg.Name == "" {
@@ -275,18 +277,17 @@ func (s *session) auditAuthor(res *sqlrewrite.Result, ans *AuthorResult) {
 	if ans.Err != nil {
 		result = ResultDenied
 	}
-	s.srv.obs.statement(kind, result)
+	s.srv.obs.statement(sqlrewrite.StatementKind(kind), result)
 	log := s.srv.opts.Audit
 	if log == nil {
 		return
 	}
-	r := s.auditBase(res, s.srv.opts.Policies.PolicyState().Engine, time.Now())
-	r.Action = kind
-	r.Resource, r.ResType, r.Access = ans.Resource, ans.ResType, ans.Access
-	r.Sent = ans.Sent
-	if ans.Err != nil {
-		r.Result = 0
-		r.Reason = ans.Err.Message
+	a := &audit.Authored{Action: kind, Resource: ans.Resource, ResType: ans.ResType, Access: ans.Access, Sent: ans.Sent}
+	if v, ok := s.srv.opts.Policies.Snapshot().Version(); ok {
+		a.PolicyVersion = &v // the policies in force once it completed
 	}
-	log.Log(&r)
+	if ans.Err != nil {
+		a.Refused, a.Reason = true, ans.Err.Message
+	}
+	log.Author(s.auditWho, res.Fingerprint, a, time.Now())
 }

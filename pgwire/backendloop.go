@@ -3,6 +3,8 @@ package pgwire
 import (
 	"bufio"
 	"strings"
+
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // backendLoop relays backend messages to the client, consulting the
@@ -209,7 +211,7 @@ func (s *session) backendLost(err error) {
 	}
 	if !s.backendFatal {
 		s.writeClient(func(w *bufio.Writer) {
-			writeError(w, "FATAL", fatalf(codeConnectionFailure, "%s", msgBackendLost))
+			writeError(w, "FATAL", fatalf(sqlstate.ConnectionFailure, "%s", msgBackendLost))
 		})
 		if !s.queue.empty() {
 			go s.bc.cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // denySQL replaces a denied statement on the backend. It fails during
@@ -65,7 +66,7 @@ func (s *session) clientLoop() error {
 		typ, body, err := s.cr.next()
 		if err != nil {
 			if errors.Is(err, errMessageTooLarge) {
-				return fatalf(codeProtocolViolation, "message too large (listen.max-message-bytes)")
+				return fatalf(sqlstate.ProtocolViolation, "message too large (listen.max-message-bytes)")
 			}
 			return err
 		}
@@ -140,7 +141,7 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 		}
 		p := pending{kind: 'E', run: s.takeRun(portal), portal: portal}
 		if st := s.portals[portal]; st != nil {
-			p.governed = governed(st.result)
+			p.governed = st.result.Governed()
 			s.noteEffects(&p, st.result)
 		}
 		s.queue.push(p)
@@ -171,7 +172,7 @@ func (s *session) forwardClient(typ byte, body []byte) (err error) {
 	case 'X':
 		return errTerminate
 	default:
-		return fatalf(codeProtocolViolation, "invalid frontend message type %q", typ)
+		return fatalf(sqlstate.ProtocolViolation, "invalid frontend message type %q", typ)
 	}
 	return err
 }
@@ -216,11 +217,11 @@ func (s *session) backendWriteFailed(err error) error {
 // — ErrorResponse, ReadyForQuery, an open transaction block aborted — by
 // sending the denial statement as a Query, and the session goes on.
 func (s *session) functionCall() error {
-	res := &sqlrewrite.Result{Err: &sqlrewrite.Error{
-		Code:    sqlrewrite.CodeInsufficientPrivilege,
+	res := sqlrewrite.Refusal(s.rewriteEnv(), s.rsess, sqlrewrite.KindFunctionCall, &sqlrewrite.Error{
+		Code:    sqlstate.InsufficientPrivilege,
 		Message: fmt.Sprintf("pgranger: fast-path function calls (FunctionCall messages, e.g. the large-object API) are not allowed through pgranger (user %q)", s.id.User),
 		Hint:    "Call the function in a SQL statement.",
-	}, Statements: []sqlrewrite.StatementInfo{{Kind: "FUNCTION CALL"}}}
+	})
 	s.audit(res)
 	s.queue.push(pending{kind: 'Q', deny: res.Err})
 	return writeMsg(s.bc.w, &pgproto3.Query{String: denySQL})
@@ -238,7 +239,7 @@ func (s *session) rewriteEnv() *sqlrewrite.Env {
 	if s.env.Refresh == nil {
 		s.env.Refresh = s.refreshCatalog
 	}
-	s.env.Policy = s.srv.opts.Policies.PolicyState()
+	s.env.Policy = s.srv.opts.Policies.Snapshot()
 	s.env.Catalog = s.cat.Current()
 	s.env.Now = time.Now()
 	s.env.ParamTypes = nil
@@ -261,7 +262,7 @@ func (s *session) rewriteIn(env *sqlrewrite.Env, sql string) *sqlrewrite.Result 
 func (s *session) query(body []byte) error {
 	sql, _, ok := cstring(body)
 	if !ok {
-		return fatalf(codeProtocolViolation, "malformed Query message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Query message")
 	}
 	res := s.rewrite(sql)
 	if res.Authoring != "" && s.srv.opts.Author != nil {
@@ -275,10 +276,10 @@ func (s *session) query(body []byte) error {
 	if err := s.createViews(res.Views, true); err != nil {
 		return err
 	}
-	if dropsTemp(res) {
+	if res.DropsTemp() {
 		s.bc.views.reset()
 	}
-	p := pending{kind: 'Q', governed: governed(res), run: s.track(res)}
+	p := pending{kind: 'Q', governed: res.Governed(), run: s.track(res)}
 	s.noteEffects(&p, res)
 	s.queue.push(p)
 	if !res.Changed {
@@ -290,7 +291,7 @@ func (s *session) query(body []byte) error {
 func (s *session) parse(body []byte) error {
 	var msg pgproto3.Parse
 	if err := msg.Decode(body); err != nil {
-		return fatalf(codeProtocolViolation, "malformed Parse message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Parse message")
 	}
 	env := s.rewriteEnv()
 	env.ParamTypes = msg.ParameterOIDs // they decide how the backend resolves operators on $n
@@ -309,7 +310,7 @@ func (s *session) parse(body []byte) error {
 	}
 	s.stmts[msg.Name] = &prepared{sql: msg.Query, paramOIDs: append([]uint32(nil), msg.ParameterOIDs...), result: res,
 		stamp: sqlrewrite.StampOf(env, s.rsess, res)}
-	s.queue.push(pending{kind: 'P', governed: governed(res)})
+	s.queue.push(pending{kind: 'P', governed: res.Governed()})
 	if !res.Changed {
 		return writeFrame(s.bc.w, 'P', body)
 	}
@@ -319,11 +320,11 @@ func (s *session) parse(body []byte) error {
 func (s *session) bind(body []byte) error {
 	portal, rest, ok := cstring(body)
 	if !ok {
-		return fatalf(codeProtocolViolation, "malformed Bind message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Bind message")
 	}
 	name, _, ok := cstring(rest)
 	if !ok {
-		return fatalf(codeProtocolViolation, "malformed Bind message")
+		return fatalf(sqlstate.ProtocolViolation, "malformed Bind message")
 	}
 	if st := s.stmts[name]; st != nil && st.authoring {
 		return s.authorBind(portal, st)
@@ -334,7 +335,7 @@ func (s *session) bind(body []byte) error {
 	gov := false
 	st := s.stmts[name]
 	if st != nil {
-		gov = governed(st.result)
+		gov = st.result.Governed()
 		s.bindRun(portal, st.result) // one record per execution, when it completes
 	}
 	s.portals[portal] = st
@@ -385,32 +386,10 @@ func (s *session) ensureCurrent(name string) error {
 // noteEffects applies what the statement does to the session's
 // search_path when it is sent, and remembers how to take it back.
 func (s *session) noteEffects(p *pending, res *sqlrewrite.Result) {
-	for _, st := range res.Statements {
-		if st.Kind == "BEGIN" || st.Kind == "START TRANSACTION" {
-			s.paths.begin()
-		}
+	if res.OpensBlock() {
+		s.paths.begin()
 	}
 	if res.SearchPath != nil {
 		p.setsPath, p.pathBefore = true, s.paths.sent(res.SearchPath)
 	}
-}
-
-// dropsTemp reports whether res holds a DISCARD, which (ALL, TEMP) drops
-// the session's temporary views.
-func dropsTemp(res *sqlrewrite.Result) bool {
-	for _, st := range res.Statements {
-		if st.Kind == "DISCARD" {
-			return true
-		}
-	}
-	return false
-}
-
-func governed(res *sqlrewrite.Result) bool {
-	for _, st := range res.Statements {
-		if st.Governed {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // phase is where a session is in its life. It moves only forward, along
@@ -243,7 +245,7 @@ func (l *lifecycle) stopTimer() {
 // codeTokenExpired is the SQLSTATE of the FATAL error that ends a session
 // whose token expired: 28000 (invalid authorization specification), the
 // class of every token failure at login.
-const codeTokenExpired = codeInvalidAuth
+const codeTokenExpired = sqlstate.InvalidAuthorization
 
 var errExpired = errors.New("the session's token expired")
 
@@ -299,13 +301,10 @@ func (s *session) terminate(fe *fatalError, logMsg string) {
 	close(s.life.ended)
 }
 
-// codeAdminShutdown is PostgreSQL's SQLSTATE for a session ended by an
-// administrator (pg_terminate_backend, a shutdown): what pgranger's
-// graceful shutdown ends sessions with, in PostgreSQL's words.
-const codeAdminShutdown = "57P01"
-
+// shutdownFatal ends a session as PostgreSQL ends one an administrator
+// ended (pg_terminate_backend, a shutdown): 57P01, in its words.
 func shutdownFatal() *fatalError {
-	return fatalf(codeAdminShutdown, "terminating connection due to administrator command")
+	return fatalf(sqlstate.AdminShutdown, "terminating connection due to administrator command")
 }
 
 // drain ends the session now if it is idle outside a transaction block;
@@ -396,9 +395,9 @@ func (s *session) settle(status byte, fromClient bool) {
 			fire := l.gen == gen && l.idle && l.claimEndLocked()
 			l.mu.Unlock()
 			if fire {
-				fe := fatalf("57P05", "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
+				fe := fatalf(sqlstate.IdleSessionTimeout, "terminating connection due to idle-session timeout (listen.idle-timeout-secs)")
 				if inTxn {
-					fe = fatalf("25P03", "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
+					fe = fatalf(sqlstate.IdleInTransactionSessionTimeout, "terminating connection due to idle-in-transaction timeout (listen.idle-in-transaction-timeout-secs)")
 				}
 				s.terminate(fe, "session ended: idle timeout")
 			}

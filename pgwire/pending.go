@@ -21,7 +21,7 @@ type pending struct {
 	view            string
 	createsView     bool
 	viewBeforeQuery bool
-	// locates marks the Execute of viewOIDQuery: its DataRow is the
+	// locates marks the Execute of sqlrewrite.View.LocateSQL: its DataRow is the
 	// view's OID, and these the origins of its columns.
 	locates *viewOrigin
 	// setsPath: the message changes search_path; pathBefore is the path

@@ -51,9 +51,9 @@ var (
 	relayRefreshes    atomic.Int64
 )
 
-type fixedPolicies struct{ st sqlrewrite.PolicyState }
+type fixedPolicies struct{ st policy.Snapshot }
 
-func (p fixedPolicies) PolicyState() sqlrewrite.PolicyState { return p.st }
+func (p fixedPolicies) Snapshot() policy.Snapshot { return p.st }
 
 // relayPolicies: alice may read and write public.t; public.secret has no
 // policy, so every statement on it is denied.
@@ -97,17 +97,27 @@ type relayHarness struct {
 }
 
 func newRelayHarness(t testing.TB, configure ...func(*config.Config)) *relayHarness {
+	return newRelayHarnessWith(t, nil, configure...)
+}
+
+// newRelayHarnessWith is newRelayHarness with opts changing the server's
+// Options (policies, audit) before the session starts.
+func newRelayHarnessWith(t testing.TB, opts func(*Options), configure ...func(*config.Config)) *relayHarness {
 	t.Helper()
 	cfg := config.Default()
 	for _, f := range configure {
 		f(cfg)
 	}
-	srv := NewServer(Options{
+	o := Options{
 		Config:   cfg,
 		Rewriter: sqlrewrite.New(sqlrewrite.Options{NamespaceMapping: "schema", CacheBytes: 1 << 20}),
-		Policies: fixedPolicies{sqlrewrite.PolicyState{Engine: relayPolicies(t), Generation: 1}},
+		Policies: fixedPolicies{policy.Snapshot{Engine: relayPolicies(t), Generation: 1}},
 		Log:      slog.New(slog.DiscardHandler),
-	})
+	}
+	if opts != nil {
+		opts(&o)
+	}
+	srv := NewServer(o)
 	proxyClient, testClient := net.Pipe()
 	proxyBackend, fakeEnd := net.Pipe()
 	if relayOverSockets {

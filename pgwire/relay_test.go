@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgranger/pgranger/config"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // extended is one Parse/Bind/Describe/Execute of sql on the unnamed
@@ -197,7 +198,7 @@ func TestRelayRevocationWaitsForTheStatementBoundary(t *testing.T) {
 	h := newRelayHarness(t)
 	h.send(&pgproto3.Query{String: "SELECT 'sleep'"})
 	time.Sleep(20 * time.Millisecond)
-	h.sess.revoke(fatalf(codeInvalidAuth, "revoked"), "session ended: test")
+	h.sess.revoke(fatalf(sqlstate.InvalidAuthorization, "revoked"), "session ended: test")
 	if p := h.sess.life.current(); p != phaseRevoking {
 		t.Fatalf("phase %d after revoke, want revoking", p)
 	}

@@ -40,20 +40,15 @@ import (
 	"github.com/pgranger/pgranger/config"
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
-
-// PolicyProvider gives the current policy state; it must be cheap (it is
-// called once per statement) and safe for concurrent use.
-type PolicyProvider interface {
-	PolicyState() sqlrewrite.PolicyState
-}
 
 // Options wire a Server to the rest of pgranger.
 type Options struct {
 	Config   *config.Config
 	Auth     *identity.Authenticator
 	Rewriter *sqlrewrite.Rewriter
-	Policies PolicyProvider
+	Policies sqlrewrite.PolicySource
 	Audit    *audit.Logger // nil = no audit
 	// Author answers authoring statements (authoring.go); nil: authoring
 	// is off and they are refused.
@@ -317,13 +312,13 @@ func (s *Server) EndStaleSessions() map[string]int {
 func (s *Server) staleIdentity(id *identity.Identity) (*fatalError, string) {
 	switch s.opts.Auth.Standing(id) {
 	case identity.Removed:
-		return fatalf(codeInvalidAuth, "pgranger: user %q was removed from the configuration; the session is closed", id.User),
+		return fatalf(sqlstate.InvalidAuthorization, "pgranger: user %q was removed from the configuration; the session is closed", id.User),
 			"session ended: the user was removed from the configuration"
 	case identity.PasswordChanged:
-		return fatalf(codeInvalidAuth, "pgranger: the password of user %q was changed in the configuration; log in again", id.User),
+		return fatalf(sqlstate.InvalidAuthorization, "pgranger: the password of user %q was changed in the configuration; log in again", id.User),
 			"session ended: the user's password was changed in the configuration"
 	case identity.IdentityChanged:
-		return fatalf(codeInvalidAuth, "pgranger: the roles, groups or attributes of user %q were changed in the configuration; log in again to use them", id.User),
+		return fatalf(sqlstate.InvalidAuthorization, "pgranger: the roles, groups or attributes of user %q were changed in the configuration; log in again to use them", id.User),
 			"session ended: the user's roles, groups or attributes were changed in the configuration"
 	}
 	return nil, ""

@@ -50,9 +50,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/identity"
 	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 type session struct {
@@ -71,7 +73,10 @@ type session struct {
 	cat   catalogSource
 	rsess *sqlrewrite.Session // client loop; SearchPath refreshed from paths before each rewrite
 	env   sqlrewrite.Env      // client loop; rewriteEnv refills it for each rewrite
-	paths searchPathState
+	// auditWho is the session's part of its audit records, built with
+	// the session and never changed: both loops read it.
+	auditWho *audit.Session
+	paths    searchPathState
 
 	stmts   map[string]*prepared // client loop
 	portals map[string]*prepared // portal → its statement; client loop
@@ -126,6 +131,16 @@ func newSession(s *Server, c net.Conn, cr *bufio.Reader, cw *bufio.Writer, bc *b
 		portals: map[string]*prepared{},
 	}
 	sess.life.init()
+	sess.auditWho = &audit.Session{
+		User:       id.User,
+		Repo:       s.cfg.Policy.ServiceName,
+		ClientIP:   hostOf(c.RemoteAddr()),
+		Database:   database,
+		Roles:      id.Roles,
+		AuthMethod: id.Method,
+		TokenSub:   id.Subject,
+		TokenID:    id.TokenID,
+	}
 	return sess
 }
 
@@ -142,16 +157,16 @@ func (s *session) applySettings(settings [][2]string) error {
 			if strings.TrimSpace(kv[1]) == "" {
 				s.paths.sent([]string{})
 			} else {
-				res := s.rewrite("SET search_path = " + kv[1])
+				res := s.rewrite(sqlrewrite.SetSearchPathSQL(kv[1]))
 				if res.Err != nil {
 					return fatalf(res.Err.Code, "%s", res.Err.Message)
 				}
 				s.paths.sent(res.SearchPath)
 			}
 		}
-		sql := "SELECT pg_catalog.set_config(" + sqlrewrite.QuoteLiteral(kv[0]) + ", " + sqlrewrite.QuoteLiteral(kv[1]) + ", false)"
+		sql := sqlrewrite.SetConfigSQL(kv[0], kv[1])
 		if _, err := s.bc.simpleValue(sql); err != nil {
-			return fatalf(codeInvalidParameter, "%v", err)
+			return fatalf(sqlstate.InvalidParameterValue, "%v", err)
 		}
 	}
 	return nil

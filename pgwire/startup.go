@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgranger/pgranger/identity"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 const (
@@ -22,19 +23,6 @@ const (
 	codeGSSENCRequest = 80877104
 	codeCancelRequest = 80877102
 	protocolV3        = 3 << 16
-)
-
-// SQLSTATEs of the startup phase.
-const (
-	codeInvalidPassword     = "28P01"
-	codeInvalidAuth         = "28000"
-	codeProtocolViolation   = "08P01"
-	codeTooManyConnections  = "53300"
-	codeConnectionFailure   = "08006"
-	codeCannotConnectNow    = "57P03"
-	codeFeatureNotSupported = "0A000"
-	codeInvalidParameter    = "22023"
-	codeInsufficientPriv    = "42501"
 )
 
 // fatalError is an error the client must see before the connection closes.
@@ -59,7 +47,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		s.clients.Add(-1)
 		s.obs.reject("max_clients")
 		w := bufio.NewWriter(c)
-		writeError(w, "FATAL", &fatalError{code: codeTooManyConnections, msg: "sorry, too many clients already (listen.max-clients)"})
+		writeError(w, "FATAL", &fatalError{code: sqlstate.TooManyConnections, msg: "sorry, too many clients already (listen.max-clients)"})
 		w.Flush()
 		return
 	}
@@ -105,7 +93,7 @@ func (s *Server) startTLS(cc *clientConn) error {
 		return nil
 	}
 	if cc.r.Buffered() > 0 {
-		return fatalf(codeProtocolViolation, "received unencrypted data after SSL request")
+		return fatalf(sqlstate.ProtocolViolation, "received unencrypted data after SSL request")
 	}
 	cc.w.WriteByte('S')
 	if err := cc.w.Flush(); err != nil {
@@ -113,7 +101,7 @@ func (s *Server) startTLS(cc *clientConn) error {
 	}
 	tc := tls.Server(cc.conn, s.opts.TLS)
 	if err := tc.Handshake(); err != nil {
-		return fmt.Errorf("TLS handshake: %w", err)
+		return &tlsHandshakeError{err}
 	}
 	cc.conn, cc.tls = tc, true
 	cc.r = bufio.NewReaderSize(tc, 32*1024)
@@ -164,7 +152,7 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 		case code>>16 == 3:
 			params, err = parseStartupParams(pkt[4:])
 			if err != nil {
-				return nil, fatalf(codeProtocolViolation, "%v", err)
+				return nil, fatalf(sqlstate.ProtocolViolation, "%v", err)
 			}
 			if minor := code & 0xffff; minor > 0 {
 				// Protocol 3.x with x > 0: offer 3.0, as PostgreSQL does.
@@ -177,26 +165,26 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 				writeMsg(cw, &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknown})
 			}
 		default:
-			return nil, fatalf(codeProtocolViolation, "unsupported frontend protocol %d.%d: server supports 3.0", code>>16, code&0xffff)
+			return nil, fatalf(sqlstate.ProtocolViolation, "unsupported frontend protocol %d.%d: server supports 3.0", code>>16, code&0xffff)
 		}
 	}
 	user := params["user"]
 	if user == "" {
-		return nil, fatalf(codeInvalidAuth, "no PostgreSQL user name specified in startup packet")
+		return nil, fatalf(sqlstate.InvalidAuthorization, "no PostgreSQL user name specified in startup packet")
 	}
 	database := params["database"]
 	if database == "" {
 		database = user
 	}
 	if _, ok := params["replication"]; ok && params["replication"] != "false" && params["replication"] != "0" {
-		return nil, fatalf(codeFeatureNotSupported, "replication connections are not supported through pgranger")
+		return nil, fatalf(sqlstate.FeatureNotSupported, "replication connections are not supported through pgranger")
 	}
 	switch strings.ToUpper(strings.ReplaceAll(params["client_encoding"], "-", "")) {
 	case "", "UTF8", "UNICODE", "SQL_ASCII", "AUTO":
 		// SQL_ASCII (libpq's choice under the C locale) passes bytes
 		// through, which UTF8 output satisfies.
 	default:
-		return nil, fatalf(codeInvalidParameter, "client_encoding %q is not supported: pgranger sessions use UTF8", params["client_encoding"])
+		return nil, fatalf(sqlstate.InvalidParameterValue, "client_encoding %q is not supported: pgranger sessions use UTF8", params["client_encoding"])
 	}
 	settings, err := startupSettings(params)
 	if err != nil {
@@ -204,7 +192,7 @@ func (s *Server) startup(ctx context.Context, cc *clientConn) (*session, error) 
 	}
 
 	if !cc.tls && s.cfg.Listen.RequireTLS {
-		return nil, fatalf(codeInvalidAuth, "pgranger requires TLS (listen.require-tls)")
+		return nil, fatalf(sqlstate.InvalidAuthorization, "pgranger requires TLS (listen.require-tls)")
 	}
 	c, cr, cw := cc.conn, cc.r, cc.w
 	var id *identity.Identity
@@ -259,13 +247,13 @@ func backendFatal(err error, database string) *fatalError {
 		return &fatalError{code: pe.Code, msg: pe.Message}
 	}
 	if errors.Is(err, errPoolExhausted) {
-		return fatalf(codeTooManyConnections, "%v", err)
+		return fatalf(sqlstate.TooManyConnections, "%v", err)
 	}
 	if errors.Is(err, errShuttingDown) {
 		// PostgreSQL's answer to a connection during its shutdown.
-		return fatalf(codeCannotConnectNow, "the database system is shutting down")
+		return fatalf(sqlstate.CannotConnectNow, "the database system is shutting down")
 	}
-	return fatalf(codeConnectionFailure, "pgranger cannot reach the backend for database %q", database)
+	return fatalf(sqlstate.ConnectionFailure, "pgranger cannot reach the backend for database %q", database)
 }
 
 func parseStartupParams(b []byte) (map[string]string, error) {
@@ -356,11 +344,11 @@ func parseOptions(s string) ([][2]string, error) {
 		case strings.HasPrefix(w, "--"):
 			kv = w[2:]
 		default:
-			return nil, fatalf(codeFeatureNotSupported, "startup option %q is not supported through pgranger (only -c name=value)", w)
+			return nil, fatalf(sqlstate.FeatureNotSupported, "startup option %q is not supported through pgranger (only -c name=value)", w)
 		}
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fatalf(codeProtocolViolation, "invalid startup option %q", kv)
+			return nil, fatalf(sqlstate.ProtocolViolation, "invalid startup option %q", kv)
 		}
 		out = append(out, [2]string{strings.ReplaceAll(k, "-", "_"), v})
 	}
@@ -369,7 +357,7 @@ func parseOptions(s string) ([][2]string, error) {
 
 // authenticate runs SCRAM-SHA-256 with the client.
 func (s *Server) authenticate(c net.Conn, cr *bufio.Reader, cw *bufio.Writer, user string) (*identity.Identity, error) {
-	failed := fatalf(codeInvalidPassword, "password authentication failed for user %q", user)
+	failed := fatalf(sqlstate.InvalidPassword, "password authentication failed for user %q", user)
 	conv, err := s.opts.Auth.BeginSCRAM(user)
 	if err != nil {
 		return nil, failed
@@ -385,7 +373,7 @@ func (s *Server) authenticate(c net.Conn, cr *bufio.Reader, cw *bufio.Writer, us
 	}
 	var first pgproto3.SASLInitialResponse
 	if typ != 'p' || first.Decode(body) != nil || first.AuthMechanism != identity.SCRAMMechanism {
-		return nil, fatalf(codeProtocolViolation, "expected a SASL response with mechanism %s", identity.SCRAMMechanism)
+		return nil, fatalf(sqlstate.ProtocolViolation, "expected a SASL response with mechanism %s", identity.SCRAMMechanism)
 	}
 	reply, err := conv.Step(first.Data)
 	if err != nil {
@@ -401,7 +389,7 @@ func (s *Server) authenticate(c net.Conn, cr *bufio.Reader, cw *bufio.Writer, us
 	}
 	var final pgproto3.SASLResponse
 	if typ != 'p' || final.Decode(body) != nil {
-		return nil, fatalf(codeProtocolViolation, "expected a SASL response")
+		return nil, fatalf(sqlstate.ProtocolViolation, "expected a SASL response")
 	}
 	reply, err = conv.Step(final.Data)
 	if err != nil {
@@ -432,7 +420,7 @@ const maxTokenMessage = 64 << 10
 // reason and never contain the token.
 func (s *Server) authenticateToken(ctx context.Context, cc *clientConn, user string) (*identity.Identity, error) {
 	if !cc.tls && !s.cfg.Listen.AllowPlaintextPassword {
-		return nil, fatalf(codeInvalidAuth, "pgranger: token login for user %q needs a TLS connection (sslmode=require); the token would travel in the clear (listen.allow-plaintext-password is off)", user)
+		return nil, fatalf(sqlstate.InvalidAuthorization, "pgranger: token login for user %q needs a TLS connection (sslmode=require); the token would travel in the clear (listen.allow-plaintext-password is off)", user)
 	}
 	writeMsg(cc.w, &pgproto3.AuthenticationCleartextPassword{})
 	if err := cc.w.Flush(); err != nil {
@@ -440,14 +428,14 @@ func (s *Server) authenticateToken(ctx context.Context, cc *clientConn, user str
 	}
 	typ, body, err := newMsgReader(cc.r, maxTokenMessage).next()
 	if errors.Is(err, errMessageTooLarge) {
-		return nil, fatalf(codeInvalidPassword, "pgranger: token authentication failed for user %q: the password message is larger than %d bytes", user, maxTokenMessage)
+		return nil, fatalf(sqlstate.InvalidPassword, "pgranger: token authentication failed for user %q: the password message is larger than %d bytes", user, maxTokenMessage)
 	}
 	if err != nil {
 		return nil, errClientGone
 	}
 	var pw pgproto3.PasswordMessage
 	if typ != 'p' || pw.Decode(body) != nil {
-		return nil, fatalf(codeProtocolViolation, "expected a password message")
+		return nil, fatalf(sqlstate.ProtocolViolation, "expected a password message")
 	}
 	vctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.Listen.StartupTimeoutSecs)*time.Second)
 	defer cancel()
@@ -455,15 +443,15 @@ func (s *Server) authenticateToken(ctx context.Context, cc *clientConn, user str
 	if err != nil {
 		var ae *identity.AuthError
 		if !errors.As(err, &ae) {
-			return nil, fatalf(codeInvalidPassword, "pgranger: token authentication failed for user %q", user)
+			return nil, fatalf(sqlstate.InvalidPassword, "pgranger: token authentication failed for user %q", user)
 		}
 		switch ae.Kind {
 		case identity.TokenUserMismatch:
-			return nil, fatalf(codeInvalidAuth, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
+			return nil, fatalf(sqlstate.InvalidAuthorization, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
 		case identity.TokenUnverifiable:
-			return nil, fatalf(codeInvalidAuth, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
+			return nil, fatalf(sqlstate.InvalidAuthorization, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
 		default:
-			return nil, fatalf(codeInvalidPassword, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
+			return nil, fatalf(sqlstate.InvalidPassword, "pgranger: token authentication failed for user %q: %s", user, ae.Reason)
 		}
 	}
 	return id, nil
@@ -478,3 +466,10 @@ func identityAttrs(id *identity.Identity, extra ...any) []any {
 	}
 	return append(out, extra...)
 }
+
+// tlsHandshakeError is a client's TLS handshake that failed: counted as a
+// "tls" rejection.
+type tlsHandshakeError struct{ err error }
+
+func (e *tlsHandshakeError) Error() string { return "TLS handshake: " + e.err.Error() }
+func (e *tlsHandshakeError) Unwrap() error { return e.err }

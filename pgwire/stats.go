@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // This file holds the counters behind pgranger's Prometheus metrics (read
@@ -120,31 +123,32 @@ func (o *serverObs) reject(reason string) { addTo(&o.rejected, reason) }
 // startupFailed counts a connection that did not become a session.
 func (o *serverObs) startupFailed(err error) {
 	var fe *fatalError
+	var te *tlsHandshakeError
 	switch {
 	case errors.Is(err, errCancelHandled), errors.Is(err, errClientGone):
 		// A cancel request, or a client that left (a probe, a client
 		// that gave up): nothing was refused.
 	case errors.As(err, &fe):
 		switch {
-		case fe.code == codeInvalidPassword || fe.code == codeInvalidAuth:
+		case fe.code == sqlstate.InvalidPassword || fe.code == sqlstate.InvalidAuthorization:
 			o.reject("auth")
-		case fe.code == codeTooManyConnections:
+		case fe.code == sqlstate.TooManyConnections:
 			o.reject("pool_exhausted")
-		case fe.code == codeConnectionFailure || strings.HasPrefix(fe.code, "08") && fe.code != codeProtocolViolation:
+		case fe.code == sqlstate.ConnectionFailure || strings.HasPrefix(fe.code, "08") && fe.code != sqlstate.ProtocolViolation:
 			o.reject("backend")
-		case fe.code == codeProtocolViolation || fe.code == codeFeatureNotSupported:
+		case fe.code == sqlstate.ProtocolViolation || fe.code == sqlstate.FeatureNotSupported:
 			o.reject("protocol")
 		default:
 			o.reject("other")
 		}
-	case strings.HasPrefix(err.Error(), "TLS handshake"):
+	case errors.As(err, &te):
 		o.reject("tls")
 	default:
 		o.reject("other")
 	}
 }
 
-func (o *serverObs) statement(kind, result string) {
+func (o *serverObs) statement(kind sqlrewrite.StatementKind, result string) {
 	o.kindCounters(kind).add(result)
 }
 
@@ -166,9 +170,9 @@ func (c *kindCounters) add(result string) {
 	}
 }
 
-func (o *serverObs) kindCounters(kind string) *kindCounters {
+func (o *serverObs) kindCounters(kind sqlrewrite.StatementKind) *kindCounters {
 	if kind == "" {
-		kind = "UNKNOWN"
+		kind = sqlrewrite.KindUnknown
 	}
 	if v, ok := o.statements.Load(kind); ok {
 		return v.(*kindCounters)
@@ -264,7 +268,7 @@ func (s *Server) Stats() Stats {
 	o.statements.Range(func(k, v any) bool {
 		for i, result := range results {
 			if n := v.(*kindCounters)[i].Load(); n > 0 {
-				st.Statements[StatementKey{Kind: k.(string), Result: result}] = n
+				st.Statements[StatementKey{Kind: string(k.(sqlrewrite.StatementKind)), Result: result}] = n
 			}
 		}
 		return true

@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 func writeCert(t *testing.T, dir, name string) (certFile, keyFile string) {
@@ -104,23 +102,5 @@ func TestHistogramSnapshot(t *testing.T) {
 	}
 	if want := 0.0005 + 0.001 + 0.005 + 1; s.Sum < want-1e-9 || s.Sum > want+1e-9 {
 		t.Errorf("sum %v, want %v", s.Sum, want)
-	}
-}
-
-func TestAuditReasonNeverQuotesTheStatement(t *testing.T) {
-	for _, c := range []struct {
-		err  sqlrewrite.Error
-		want string
-	}{
-		{sqlrewrite.Error{Code: "42601", Message: `syntax error at or near "'s3cret'"`}, "syntax error (SQLSTATE 42601)"},
-		{sqlrewrite.Error{Code: "54001", Message: "statement is too complex to parse: x"}, "statement too large or too complex (SQLSTATE 54001)"},
-		{sqlrewrite.Error{Code: "0A000", Message: "cannot render the rewritten statement as SQL that parses again (near 'x'); rewrite the statement"},
-			"the statement could not be analysed (SQLSTATE 0A000)"},
-		{sqlrewrite.Error{Code: "42501", Message: `pgranger: permission denied: user "bob" has no select access to column hr.employees.salary`},
-			`pgranger: permission denied: user "bob" has no select access to column hr.employees.salary`},
-	} {
-		if got := auditReason(&c.err); got != c.want {
-			t.Errorf("%s: %q, want %q", c.err.Message, got, c.want)
-		}
 	}
 }

@@ -3,20 +3,21 @@ package pgwire
 import (
 	"bytes"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/pgranger/pgranger/audit"
-	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // This file follows each allowed statement from the moment it is sent to
 // its completion, for the statement counters (stats.go) and the audit
 // records, which are written when a statement completes (one per statement
-// and governed relation) or, for a denial, at once. The one per-row cost is
-// an integer increment per DataRow of an Execute, for the row count of a
-// portal read in several Executes.
+// and governed relation) or, for a denial, at once. What a record says of
+// the decisions, and whether it is written, the rewrite decided with them
+// (sqlrewrite.Result.Audit, under the policies it used); the session adds
+// who ran it and what the execution told, and audit builds the records.
+// The one per-row cost is an integer increment per DataRow of an Execute,
+// for the row count of a portal read in several Executes.
 
 // stmtRun follows one allowed SQL text from the moment it is sent to the
 // completion of each of its statements, for the audit record (rows,
@@ -25,9 +26,8 @@ import (
 // touches it.
 type stmtRun struct {
 	res  *sqlrewrite.Result
-	eng  *policy.Engine // policies in force when it was checked (audit only)
-	last time.Time      // when it was checked, then when its previous statement completed
-	next int            // index in res.Statements of the next statement to complete
+	last time.Time // when it was checked, then when its previous statement completed
+	next int       // index in res.Statements of the next statement to complete
 	done bool
 	// rows counts the DataRows of a portal's Executes; once an Execute
 	// was suspended (row limit) the record carries this total, since each
@@ -44,13 +44,12 @@ type sessionObs struct {
 	// kind and counters: the statement counters of the kind counted
 	// last (backend loop), so a session repeating one kind of statement
 	// looks nothing up per statement.
-	kind     string
+	kind     sqlrewrite.StatementKind
 	counters *kindCounters
 }
 
-// track starts the run of an allowed text sent now. The caller filled
-// s.env (rewriteEnv) for this message: its policy state is the one the
-// text was checked under. The clock is read only for the audit record.
+// track starts the run of an allowed text sent now. The clock is read
+// only for the audit record.
 func (s *session) track(res *sqlrewrite.Result) *stmtRun {
 	if res == nil || res.Err != nil {
 		return nil
@@ -58,7 +57,6 @@ func (s *session) track(res *sqlrewrite.Result) *stmtRun {
 	r := &stmtRun{res: res}
 	if s.srv.opts.Audit != nil {
 		r.last = time.Now()
-		r.eng = s.env.Policy.Engine
 	}
 	return r
 }
@@ -185,7 +183,7 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 	if r.next >= len(r.res.Statements) {
 		return
 	}
-	st := r.res.Statements[r.next]
+	st := &r.res.Statements[r.next]
 	r.next++
 	result := ResultOK
 	if failed {
@@ -200,47 +198,8 @@ func (s *session) finishStatement(r *stmtRun, rows int64, failed bool) {
 		return
 	}
 	now := time.Now()
-	dur := float64(now.Sub(r.last).Microseconds()) / 1000
-	start := r.last
+	log.Ran(s.auditWho, &r.res.Audit, r.next-1, audit.Outcome{Start: r.last, End: now, Rows: rows, Failed: failed})
 	r.last = now
-	base := s.auditBase(r.res, r.eng, start)
-	base.Action = st.Kind
-	if rows >= 0 {
-		base.RowsAffected = &rows
-	}
-	base.DurationMs = &dur
-	base.Failed = failed
-	subj := s.rsess.Subject
-	if len(st.Resources) == 0 {
-		if r.eng == nil || r.eng.AuditedAccess(&policy.AuditQuery{Subject: subj, Action: st.Kind, At: start}) {
-			rec := base
-			log.Log(&rec)
-		}
-		return
-	}
-	for _, u := range st.Resources {
-		// The audit mode, exclusions and filters of the bundle, and the
-		// isAuditEnabled of the policies that decided, as Ranger's plugins
-		// apply them (policy.AuditedAccess).
-		if r.eng != nil && !r.eng.AuditedAccess(&policy.AuditQuery{Subject: subj, Resource: policy.Resource{Database: u.Database, Table: u.Table},
-			Columns: u.Columns, Access: u.Access, Action: st.Kind, PolicyIDs: [][]int64{u.PolicyIDs, u.MaskPolicyIDs, u.FilterPolicyIDs}, At: start}) {
-			continue
-		}
-		rec := base
-		rec.Access = u.Access
-		rec.Resource = u.Database + "/" + u.Table
-		rec.ResType = "@table"
-		if len(u.Columns) > 0 {
-			rec.Resource += "/" + strings.Join(u.Columns, ",")
-			rec.ResType = "@column"
-		}
-		if len(u.PolicyIDs) > 0 {
-			rec.Policy = u.PolicyIDs[0]
-		}
-		rec.MaskPolicies = u.MaskPolicyIDs
-		rec.FilterPolicies = u.FilterPolicyIDs
-		log.Log(&rec)
-	}
 }
 
 // tagRows is the row count of a command tag ("SELECT 3", "INSERT 0 1",
@@ -261,100 +220,18 @@ func tagRows(tag []byte) int64 {
 	return n
 }
 
-func (s *session) auditBase(res *sqlrewrite.Result, eng *policy.Engine, at time.Time) audit.Record {
-	r := audit.Record{
-		EvtTime:     at.UTC(),
-		ReqUser:     s.id.User,
-		Repo:        s.srv.cfg.Policy.ServiceName,
-		CliIP:       hostOf(s.client.RemoteAddr()),
-		Database:    s.rsess.Database,
-		Fingerprint: res.Fingerprint,
-		Result:      1,
-		Roles:       s.id.Roles,
-		AuthMethod:  s.id.Method,
-		TokenSub:    s.id.Subject,
-		TokenID:     s.id.TokenID,
-	}
-	if eng != nil {
-		v := eng.PolicyVersion()
-		r.PolicyVersion = &v
-	}
-	return r
-}
-
 // audit records a denial at once (nothing of the text runs) and counts
-// it. Allowed texts are recorded, one record per statement and governed
+// it, as the rewrite decided it under the policies it was decided under.
+// Allowed texts are recorded, one record per statement and governed
 // relation, when they complete (track, bindRun).
 func (s *session) audit(res *sqlrewrite.Result) {
 	if res.Err == nil {
 		return
 	}
-	kind := ""
-	var denied *sqlrewrite.StatementInfo
+	kind := sqlrewrite.StatementKind("")
 	if n := len(res.Statements); n > 0 {
-		// The denied statement is the last one analysed.
-		denied = &res.Statements[n-1]
-		kind = denied.Kind
+		kind = res.Statements[n-1].Kind // the denied statement is the last one analysed
 	}
 	s.srv.obs.statement(kind, ResultDenied)
-	log := s.srv.opts.Audit
-	if log == nil {
-		return
-	}
-	eng := s.srv.opts.Policies.PolicyState().Engine
-	var ids [][]int64
-	q := policy.AuditQuery{Subject: s.rsess.Subject, Denied: true}
-	r := s.auditBase(res, eng, time.Now())
-	r.Result = 0
-	r.Action = "DENIED"
-	if denied != nil {
-		r.Action = denied.Kind
-		if len(denied.Resources) > 0 {
-			u := denied.Resources[len(denied.Resources)-1]
-			r.Resource, r.Access, r.ResType = u.Database+"/"+u.Table, u.Access, "@table"
-		}
-	}
-	if d := res.Err.Denied; d != nil {
-		// The denial names the resource, the access and the deciding policy.
-		r.Resource, r.ResType = deniedResource(d)
-		r.Access, r.Policy = d.Access, d.PolicyID
-		ids = append(ids, []int64{r.Policy})
-		q.Resource = policy.Resource{Database: d.Database, Table: d.Table}
-		if d.Column != "" {
-			q.Columns = []string{d.Column}
-		}
-	}
-	q.Access, q.Action, q.PolicyIDs, q.At = r.Access, r.Action, ids, r.EvtTime
-	if eng != nil && !eng.AuditedAccess(&q) {
-		return
-	}
-	r.Reason = auditReason(res.Err)
-	log.Log(&r)
-}
-
-// deniedResource is the audit record's resource and resource type of a
-// denial, in Ranger's notation: database/table[/column] or database/udf.
-func deniedResource(d *sqlrewrite.Denial) (resource, resType string) {
-	switch {
-	case d.UDF != "":
-		return d.Database + "/" + d.UDF, "@udf"
-	case d.Column != "":
-		return d.Database + "/" + d.Table + "/" + d.Column, "@column"
-	}
-	return d.Database + "/" + d.Table, "@table"
-}
-
-// auditReason is the denial's message, except where it may quote the
-// statement text (and so a literal): the parser's errors and limits, and
-// messages about SQL that does not parse. Those are named by SQLSTATE.
-func auditReason(e *sqlrewrite.Error) string {
-	switch {
-	case e.Code == sqlrewrite.CodeSyntaxError:
-		return "syntax error (SQLSTATE 42601)"
-	case e.Code == sqlrewrite.CodeStatementTooComplex || e.Code == sqlrewrite.CodeProgramLimitExceeded:
-		return "statement too large or too complex (SQLSTATE " + e.Code + ")"
-	case strings.Contains(e.Message, "parse"):
-		return "the statement could not be analysed (SQLSTATE " + e.Code + ")"
-	}
-	return e.Message
+	s.srv.opts.Audit.Refused(s.auditWho, &res.Audit, time.Now())
 }

@@ -100,7 +100,7 @@ func (vs *viewSet) reset() {
 }
 
 // located records the backend OID of a view (the answer to
-// viewOIDQuery) and the origins its columns stand for.
+// View.LocateSQL) and the origins its columns stand for.
 func (vs *viewSet) located(name string, oid uint32, o *viewOrigin) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
@@ -152,7 +152,7 @@ func (vs *viewSet) mapOrigins(body []byte) {
 	}
 }
 
-// parseOIDRow reads the one-column text DataRow answering viewOIDQuery.
+// parseOIDRow reads the one-column text DataRow answering View.LocateSQL.
 func parseOIDRow(body []byte) uint32 {
 	var dr pgproto3.DataRow
 	if dr.Decode(body) != nil || len(dr.Values) != 1 {
@@ -220,12 +220,6 @@ const (
 	viewPortal    = "pgranger_view"
 )
 
-// viewOIDQuery asks for a view's OID once it is created, so that the
-// origins of its result columns can be mapped (viewOrigin).
-func viewOIDQuery(name string) string {
-	return "SELECT " + sqlrewrite.QuoteLiteral("pg_temp."+name) + "::pg_catalog.regclass::pg_catalog.oid"
-}
-
 // createViews sends the creation of the statement's missing views. In the
 // extended protocol the messages join the client's pipeline (no Sync, so
 // its implicit transaction is untouched); before a simple Query they end
@@ -260,7 +254,7 @@ func (s *session) createViews(views []sqlrewrite.View, simple bool) error {
 			&pgproto3.Execute{Portal: viewPortal},
 			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},
 			&pgproto3.Close{ObjectType: 'S', Name: viewStatement},
-			&pgproto3.Parse{Name: viewStatement, Query: viewOIDQuery(v.Name)},
+			&pgproto3.Parse{Name: viewStatement, Query: v.LocateSQL()},
 			&pgproto3.Bind{DestinationPortal: viewPortal, PreparedStatement: viewStatement},
 			&pgproto3.Execute{Portal: viewPortal},
 			&pgproto3.Close{ObjectType: 'P', Name: viewPortal},

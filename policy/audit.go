@@ -6,7 +6,7 @@ import (
 	"github.com/pgranger/pgranger/ranger"
 )
 
-// Audited reports whether an access decided with these policy ids is
+// audited reports whether an access decided with these policy ids is
 // audited, as a Ranger plugin decides it from the bundle:
 //
 //   - auditMode "audit-none": never; "audit-all": always;
@@ -16,7 +16,7 @@ import (
 //     no policy was involved at all (a statement that reads nothing
 //     governed is pgranger's own record). A policy id the bundle does not
 //     hold counts as audited.
-func (e *Engine) Audited(denied bool, policyIDs ...[]int64) bool {
+func (e *Engine) audited(denied bool, policyIDs ...[]int64) bool {
 	switch e.auditMode {
 	case ranger.AuditModeNone:
 		return false
@@ -59,21 +59,7 @@ func auditDisabled(sp *ranger.ServicePolicies) map[int64]bool {
 	return out
 }
 
-// AuditQuery is one decided access as the proxy records it: a relation
-// (and the columns it read), the access, the statement kind as Ranger's
-// action, the decision and the policies that made it.
-type AuditQuery struct {
-	Subject   *Subject
-	Resource  Resource // the relation; Column is ignored
-	Columns   []string // the columns read, each a request of its own for the audit filters
-	Access    string
-	Action    string
-	Denied    bool
-	PolicyIDs [][]int64 // access, mask and row-filter policy ids
-	At        time.Time // zero = now
-}
-
-// AuditedAccess is Audited for a proxy record, with the bundle's audit
+// auditedAccess is audited for a proxy record of q.Decided, with the bundle's audit
 // exclusions (serviceConfig ranger.plugin.audit.exclude.users|groups|roles)
 // and audit filters (ranger.plugin.audit.filters, of the service and of its
 // tag service) applied as a Ranger plugin applies them:
@@ -86,15 +72,15 @@ type AuditQuery struct {
 //     decided is then not audited), and the first filter that matches the
 //     request and carries isAudited replaces it. With columns, each column
 //     is a request; the record is written if any of them is audited.
-func (e *Engine) AuditedAccess(q *AuditQuery) bool {
+func (e *Engine) auditedAccess(q *Request) bool {
 	if len(e.auditFilters) == 0 && len(e.tagAuditFilters) == 0 {
-		if !q.Denied && !e.auditExclude.empty() && e.auditExcluded(e.newEvalReq(q.Subject, q.Access, time.Time{})) {
+		if !q.Decided.Denied && !e.auditExclude.empty() && e.auditExcluded(e.newEvalReq(q.Subject, q.Access, time.Time{})) {
 			return false
 		}
-		return e.Audited(q.Denied, q.PolicyIDs...)
+		return e.audited(q.Decided.Denied, q.Decided.PolicyIDs...)
 	}
 	base := e.filteredBase(q)
-	if !e.filterCanDecide(!q.Denied) {
+	if !e.filterCanDecide(!q.Decided.Denied) {
 		// No filter decides for this result (the usual single
 		// {accessResult: DENIED} filter and an allowed access): the
 		// first answer stands, without building requests.
@@ -104,15 +90,15 @@ func (e *Engine) AuditedAccess(q *AuditQuery) bool {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	cols := q.Columns
+	cols := q.Decided.Columns
 	if len(cols) == 0 {
 		cols = []string{""}
 	}
 	for _, c := range cols {
-		r := q.Resource
+		r := q.Hive
 		r.Column = c
 		rq := e.prepare(q.Subject, q.Access, at, e.hiveResource(r), nil, false)
-		audited, ok := e.filterAudit(&auditRun{rq: rq, action: q.Action, allowed: !q.Denied})
+		audited, ok := e.filterAudit(&auditRun{rq: rq, action: q.Action, allowed: !q.Decided.Denied})
 		if !ok {
 			audited = base && !e.auditExcluded(rq)
 		}
@@ -125,7 +111,7 @@ func (e *Engine) AuditedAccess(q *AuditQuery) bool {
 
 // filteredBase is the audit decision before the filters when filters are
 // configured: the audit mode, then the deciding policies' isAuditEnabled.
-func (e *Engine) filteredBase(q *AuditQuery) bool {
+func (e *Engine) filteredBase(q *Request) bool {
 	switch e.auditMode {
 	case ranger.AuditModeNone:
 		return false
@@ -136,7 +122,7 @@ func (e *Engine) filteredBase(q *AuditQuery) bool {
 		return true
 	}
 	any := false
-	for _, ids := range q.PolicyIDs {
+	for _, ids := range q.Decided.PolicyIDs {
 		for _, id := range ids {
 			if id <= 0 {
 				continue // no policy (0) or a super user (-1)
@@ -147,7 +133,7 @@ func (e *Engine) filteredBase(q *AuditQuery) bool {
 			}
 		}
 	}
-	return !any && !q.Denied
+	return !any && !q.Decided.Denied
 }
 
 // filterCanDecide reports whether some audit filter with isAudited can

@@ -34,7 +34,7 @@ func TestAudited(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.Audited(c.denied, c.ids...); got != c.want {
+		if got := e.audited(c.denied, c.ids...); got != c.want {
 			t.Errorf("mode %q denied %v ids %v: %v, want %v", c.mode, c.denied, c.ids, got, c.want)
 		}
 	}

@@ -351,11 +351,3 @@ func (e *Engine) auditOf(rq *evalReq, allowed bool, action string) bool {
 	}
 	return base
 }
-
-// AuditRequest reports whether Ranger would audit the access request req,
-// decided as d: the audit mode, the excluded users, groups and roles, the
-// audit-enabled policies that apply, then the audit filters (which see
-// req.Action).
-func (e *Engine) AuditRequest(s *Subject, req Request, d Decision) bool {
-	return e.auditOf(e.prepareRequest(s, req.Access, &req), d.Allowed, req.Action)
-}

@@ -98,7 +98,7 @@ func TestAuditExclusions(t *testing.T) {
 	}
 	// The proxy's record: an excluded user's allowed read is not written,
 	// a denial is.
-	q := &AuditQuery{Subject: subj("svc"), Resource: res("sales", "t", ""), Access: "select", PolicyIDs: [][]int64{{1}}}
+	q := &auditQuery{Subject: subj("svc"), Resource: res("sales", "t", ""), Access: "select", PolicyIDs: [][]int64{{1}}}
 	if e.AuditedAccess(q) {
 		t.Error("an excluded user's read is audited")
 	}
@@ -115,16 +115,16 @@ func TestAuditedAccessFilters(t *testing.T) {
 		{'resources': {'database': {'values': ['temp']}, 'table': {'values': ['*']}, 'column': {'values': ['*']}}, 'isAudited': false}, {'accessResult': 'DENIED', 'isAudited': true} ]`, "", nil)
 	for _, c := range []struct {
 		name string
-		q    AuditQuery
+		q    auditQuery
 		want bool
 	}{
-		{"a filtered column", AuditQuery{Resource: res("sales", "t", ""), Columns: []string{"note"}, Access: "select", PolicyIDs: [][]int64{{1}}}, false},
-		{"a filtered and an audited column", AuditQuery{Resource: res("sales", "t", ""), Columns: []string{"note", "id"}, Access: "select", PolicyIDs: [][]int64{{1}}}, true},
-		{"a filtered database, table-level", AuditQuery{Resource: res("temp", "t", ""), Access: "select", PolicyIDs: [][]int64{{1}}}, false},
-		{"a filtered database, a column", AuditQuery{Resource: res("temp", "t", ""), Columns: []string{"a"}, Access: "select", PolicyIDs: [][]int64{{1}}}, false},
-		{"a denial", AuditQuery{Resource: res("sales", "t", ""), Access: "select", Denied: true}, true},
-		{"a denial the first filter does not audit", AuditQuery{Resource: res("temp", "t", ""), Access: "select", Denied: true}, false},
-		{"a policy without audit", AuditQuery{Resource: res("quiet", "t", ""), Access: "select", PolicyIDs: [][]int64{{2}}}, false},
+		{"a filtered column", auditQuery{Resource: res("sales", "t", ""), Columns: []string{"note"}, Access: "select", PolicyIDs: [][]int64{{1}}}, false},
+		{"a filtered and an audited column", auditQuery{Resource: res("sales", "t", ""), Columns: []string{"note", "id"}, Access: "select", PolicyIDs: [][]int64{{1}}}, true},
+		{"a filtered database, table-level", auditQuery{Resource: res("temp", "t", ""), Access: "select", PolicyIDs: [][]int64{{1}}}, false},
+		{"a filtered database, a column", auditQuery{Resource: res("temp", "t", ""), Columns: []string{"a"}, Access: "select", PolicyIDs: [][]int64{{1}}}, false},
+		{"a denial", auditQuery{Resource: res("sales", "t", ""), Access: "select", Denied: true}, true},
+		{"a denial the first filter does not audit", auditQuery{Resource: res("temp", "t", ""), Access: "select", Denied: true}, false},
+		{"a policy without audit", auditQuery{Resource: res("quiet", "t", ""), Access: "select", PolicyIDs: [][]int64{{2}}}, false},
 	} {
 		c.q.Subject = subj("bob")
 		if got := e.AuditedAccess(&c.q); got != c.want {

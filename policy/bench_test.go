@@ -234,11 +234,12 @@ func BenchmarkAuditedAccess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			q := &AuditQuery{Subject: &Subject{User: "bob", Groups: []string{"analysts"}}, Resource: Resource{Database: "sales", Table: "orders"},
-				Columns: []string{"id", "amount"}, Access: "select", Action: "SELECT", PolicyIDs: [][]int64{{1}}, At: t0}
+			q := &Request{Subject: &Subject{User: "bob", Groups: []string{"analysts"}}, Hive: Resource{Database: "sales", Table: "orders"},
+				Access: "select", Action: "SELECT", At: t0, Want: WantRecordAudit,
+				Decided: Decided{Columns: []string{"id", "amount"}, PolicyIDs: [][]int64{{1}}}}
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if !e.AuditedAccess(q) {
+				if !e.Evaluate(q).Audited {
 					b.Fatal("not audited")
 				}
 			}

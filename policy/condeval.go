@@ -3,7 +3,6 @@ package policy
 import (
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/rangerexpr"
@@ -30,13 +29,6 @@ type RequestContext struct {
 	Attributes map[string]string
 }
 
-// AccessWithContext is Access for a request with its context.
-func (e *Engine) AccessWithContext(s *Subject, r Resource, access string, at time.Time, ctx *RequestContext) Decision {
-	rq := e.prepare(s, access, at, e.hiveResource(r), nil, false)
-	rq.withContext(ctx)
-	return e.evalAccess(rq)
-}
-
 // ConditionsReadRequest reports whether some condition of the bundle reads
 // the request beyond subject, resource, access and time (a script reading
 // REQ or the client's address, a context attribute, the requested
@@ -46,7 +38,7 @@ func (e *Engine) ConditionsReadRequest() bool { return e.reqConds.request }
 
 // ConditionsReadRequestedResources reports whether some condition reads
 // REQUESTED_RESOURCES: a statement's decisions must then be made with the
-// statement's whole resource set (AccessWithContext).
+// statement's whole resource set (Request.Context).
 func (e *Engine) ConditionsReadRequestedResources() bool { return e.reqConds.requested }
 
 // reqCondFlags summarises the conditions of a bundle.
@@ -326,19 +318,4 @@ func sortedUniq(in []string) []string {
 		}
 	}
 	return out[:n]
-}
-
-// MaskWithContext is Mask for a request with its context.
-func (e *Engine) MaskWithContext(s *Subject, r Resource, at time.Time, ctx *RequestContext) Mask {
-	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
-	rq.withContext(ctx)
-	return e.evalMask(rq)
-}
-
-// RowFilterWithContext is RowFilter for a request with its context.
-func (e *Engine) RowFilterWithContext(s *Subject, r Resource, at time.Time, ctx *RequestContext) RowFilter {
-	r.Column = ""
-	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
-	rq.withContext(ctx)
-	return e.evalRowFilter(rq)
 }

@@ -22,7 +22,7 @@ type AdminDecision struct {
 	Missing []string
 }
 
-// DelegatedAdmin decides, as Ranger Admin does before a grant, a revoke or
+// delegatedAdmin decides, as Ranger Admin does before a grant, a revoke or
 // a policy write by someone who is not an admin
 // (RangerPolicyAdminImpl.isDelegatedAdminAccessAllowed), whether s may
 // administer every one of accesses on r: a super user may; anyone else
@@ -38,7 +38,7 @@ type AdminDecision struct {
 // Conditions pgranger cannot evaluate never give admin rights (fail
 // closed), nor do tag policies: Ranger decides delegated admin on
 // resource policies only.
-func (e *Engine) DelegatedAdmin(s *Subject, r Resource, accesses []string, at time.Time) AdminDecision {
+func (e *Engine) delegatedAdmin(s *Subject, r Resource, accesses []string, at time.Time) AdminDecision {
 	if e.IsSuperUser(s) {
 		return AdminDecision{Allowed: true, SuperUser: true}
 	}

@@ -549,27 +549,6 @@ func (e *Engine) hiveResource(r Resource) *reqResource {
 	return rr
 }
 
-// Request is an access request named in the service-def's own resource
-// names, for callers that are not hive-shaped (the conformance runner,
-// url or hiveservice checks).
-type Request struct {
-	Resource map[string][]string // resource name -> value; several values match if any matches
-	Owner    string
-	Access   string       // "" or "_any" = any access
-	At       time.Time    // zero = now
-	Tags     []RequestTag // nil: look tags up in the bundle's ServiceTags
-	Action   string       // what the client does (Hive's operation), for audit filters
-	// SelfOrDescendants is Ranger's ResourceMatchingScope
-	// SELF_OR_DESCENDANTS: policies and tags on resources below the
-	// requested one apply, as they do for `_any`.
-	SelfOrDescendants bool
-	// DescendantDeny is Ranger's isDescendantDenyIgnored false: a deny of
-	// a policy on a resource below the requested one denies the request
-	// (by default, as in Ranger, such denies are ignored).
-	DescendantDeny bool
-	Context        *RequestContext
-}
-
 // RequestTag is a tag supplied with a Request, as Ranger's TAGS context.
 type RequestTag struct {
 	Type       string
@@ -624,52 +603,6 @@ func (e *Engine) prepareScoped(s *Subject, access string, at time.Time, rr *reqR
 	return rq
 }
 
-// Access decides whether the subject may perform access on r at the given
-// time. access is a service-def access type (case-insensitive); "" or
-// "_any" asks whether any access is allowed at or below r.
-func (e *Engine) Access(s *Subject, r Resource, access string, at time.Time) Decision {
-	return e.evalAccess(e.prepare(s, access, at, e.hiveResource(r), nil, false))
-}
-
-// Mask returns the mask for column r.Column of r.Table.
-func (e *Engine) Mask(s *Subject, r Resource, at time.Time) Mask {
-	return e.evalMask(e.prepare(s, "select", at, e.hiveResource(r), nil, false))
-}
-
-// RowFilter returns the row filters for table r.Table (r.Column is ignored).
-func (e *Engine) RowFilter(s *Subject, r Resource, at time.Time) RowFilter {
-	r.Column = ""
-	return e.evalRowFilter(e.prepare(s, "select", at, e.hiveResource(r), nil, false))
-}
-
-// TagsOf returns the tags that apply to r for a select request at the
-// given time, as Mask (r.Column set) and RowFilter (r.Column "") see them:
-// a tag on the resource itself, on its table or on its database, inside
-// its validityPeriods. They come in stored order (ServiceTags
-// serviceResources order, then resourceToTagIds order); a tag attached to
-// several matching resources appears once per match type. nil without
-// ServiceTags. The result is the caller's to keep.
-func (e *Engine) TagsOf(s *Subject, r Resource, at time.Time) []Tag {
-	if e.tags == nil {
-		return nil
-	}
-	rq := e.prepare(s, "select", at, e.hiveResource(r), nil, false)
-	tags := append([]*reqTag(nil), rq.tags...)
-	sort.SliceStable(tags, func(i, j int) bool { return tags[i].order < tags[j].order })
-	out := make([]Tag, 0, len(tags))
-	for _, t := range tags {
-		out = append(out, *t.export())
-	}
-	return out
-}
-
-// AccessRequest is Access for a Request.
-func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
-	rq := e.prepareRequest(s, req.Access, &req)
-	rq.withContext(req.Context)
-	return e.evalAccess(rq)
-}
-
 // prepareRequest is prepare for a Request, with its matching scope.
 func (e *Engine) prepareRequest(s *Subject, access string, req *Request) *evalReq {
 	scope := func(rq *evalReq) {
@@ -677,14 +610,4 @@ func (e *Engine) prepareRequest(s *Subject, access string, req *Request) *evalRe
 		rq.descDeny = req.DescendantDeny
 	}
 	return e.prepareScoped(s, access, req.At, e.genericResource(req), req.Tags, req.Tags != nil, scope)
-}
-
-// MaskRequest is Mask for a Request; the access type is always select.
-func (e *Engine) MaskRequest(s *Subject, req Request) Mask {
-	return e.evalMask(e.prepareRequest(s, "select", &req))
-}
-
-// RowFilterRequest is RowFilter for a Request.
-func (e *Engine) RowFilterRequest(s *Subject, req Request) RowFilter {
-	return e.evalRowFilter(e.prepareRequest(s, "select", &req))
 }

@@ -77,3 +77,43 @@ func runAccess(t *testing.T, e *Engine, cases []accessCase) {
 type rangerPR = ranger.RangerPolicyResource
 
 func toRanger(m map[string]rangerPR) map[string]ranger.RangerPolicyResource { return m }
+
+// The specialised entry points the engine once had, as the tests ask
+// them: each is Evaluate with one part.
+
+func (e *Engine) AccessRequest(s *Subject, req Request) Decision {
+	req.Subject, req.Want = s, WantAccess
+	return e.Evaluate(&req).Access
+}
+
+func (e *Engine) AuditRequest(s *Subject, req Request, d Decision) bool {
+	req.Subject, req.Want, req.Decided = s, WantAudit, Decided{Denied: !d.Allowed}
+	return e.Evaluate(&req).Audited
+}
+
+func (e *Engine) AccessWithContext(s *Subject, r Resource, access string, at time.Time, ctx *RequestContext) Decision {
+	return e.Evaluate(&Request{Subject: s, Hive: r, Access: access, At: at, Context: ctx, Want: WantAccess}).Access
+}
+
+func (e *Engine) DelegatedAdmin(s *Subject, r Resource, accesses []string, at time.Time) AdminDecision {
+	return e.Evaluate(&Request{Subject: s, Hive: r, Accesses: accesses, At: at, Want: WantAdmin}).Admin
+}
+
+func (e *Engine) AuditedAccess(q *auditQuery) bool {
+	return e.Evaluate(&Request{Subject: q.Subject, Hive: q.Resource, Access: q.Access, Action: q.Action, At: q.At, Want: WantRecordAudit,
+		Decided: Decided{Columns: q.Columns, Denied: q.Denied, PolicyIDs: q.PolicyIDs}}).Audited
+}
+
+// auditQuery is one decided access as the proxy records it (the tests' shorthand for a WantRecordAudit Request): a relation
+// (and the columns it read), the access, the statement kind as Ranger's
+// action, the decision and the policies that made it.
+type auditQuery struct {
+	Subject   *Subject
+	Resource  Resource // the relation; Column is ignored
+	Columns   []string // the columns read, each a request of its own for the audit filters
+	Access    string
+	Action    string
+	Denied    bool
+	PolicyIDs [][]int64 // access, mask and row-filter policy ids
+	At        time.Time // zero = now
+}

@@ -76,14 +76,14 @@ var stockHive = ranger.RangerServiceDef{
 	},
 	DataMaskDef: &ranger.RangerDataMaskDef{
 		MaskTypes: []ranger.RangerDataMaskTypeDef{
-			{ItemID: 1, Name: "MASK", Label: "Redact", Transformer: "mask({col})"},
-			{ItemID: 2, Name: "MASK_SHOW_LAST_4", Label: "Partial mask: show last 4", Transformer: "mask_show_last_n({col}, 4, 'x', 'x', 'x', -1, '1')"},
-			{ItemID: 3, Name: "MASK_SHOW_FIRST_4", Label: "Partial mask: show first 4", Transformer: "mask_show_first_n({col}, 4, 'x', 'x', 'x', -1, '1')"},
-			{ItemID: 4, Name: "MASK_HASH", Label: "Hash", Transformer: "mask_hash({col})"},
-			{ItemID: 5, Name: "MASK_NULL", Label: "Nullify"},
-			{ItemID: 6, Name: "MASK_NONE", Label: "Unmasked (retain original value)"},
-			{ItemID: 12, Name: "MASK_DATE_SHOW_YEAR", Label: "Date: show only year", Transformer: "mask({col}, 'x', 'x', 'x', -1, '1', 1, 0, -1)"},
-			{ItemID: 13, Name: "CUSTOM", Label: "Custom"},
+			{ItemID: 1, Name: ranger.MaskTypeMask, Label: "Redact", Transformer: "mask({col})"},
+			{ItemID: 2, Name: ranger.MaskTypeShowLast4, Label: "Partial mask: show last 4", Transformer: "mask_show_last_n({col}, 4, 'x', 'x', 'x', -1, '1')"},
+			{ItemID: 3, Name: ranger.MaskTypeShowFirst4, Label: "Partial mask: show first 4", Transformer: "mask_show_first_n({col}, 4, 'x', 'x', 'x', -1, '1')"},
+			{ItemID: 4, Name: ranger.MaskTypeHash, Label: "Hash", Transformer: "mask_hash({col})"},
+			{ItemID: 5, Name: ranger.MaskTypeNull, Label: "Nullify"},
+			{ItemID: 6, Name: ranger.MaskTypeNone, Label: "Unmasked (retain original value)"},
+			{ItemID: 12, Name: ranger.MaskTypeDateShowYear, Label: "Date: show only year", Transformer: "mask({col}, 'x', 'x', 'x', -1, '1', 1, 0, -1)"},
+			{ItemID: 13, Name: ranger.MaskTypeCustom, Label: "Custom"},
 		},
 		AccessTypes: []ranger.RangerAccessTypeDef{{Name: "select"}},
 		Resources: []ranger.RangerResourceDef{

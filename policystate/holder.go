@@ -13,7 +13,6 @@ import (
 
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
-	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // Holder turns bundles from a source into policy engines and answers
@@ -55,7 +54,7 @@ func New(opts policy.Options, ttl time.Duration, log *slog.Logger) *Holder {
 // Source is what the holder reads of a policy source.
 type Source struct {
 	// LastSuccess is when the source last confirmed its documents (zero:
-	// never). Every statement of every session reads it (PolicyState, on
+	// never). Every statement of every session reads it (Snapshot, on
 	// each Parse, Bind and Query), so it must not take a lock the
 	// sessions share: the sources publish it for an atomic load.
 	LastSuccess func() time.Time
@@ -148,8 +147,8 @@ func (h *Holder) lastSuccess() time.Time {
 	return last
 }
 
-// PolicyState implements pgwire.PolicyProvider.
-func (h *Holder) PolicyState() sqlrewrite.PolicyState {
+// Snapshot is the policies in force now (sqlrewrite.PolicySource).
+func (h *Holder) Snapshot() policy.Snapshot {
 	le := h.cur.Load()
 	if le == nil || le.engine == nil {
 		reason := "no policy bundle has been loaded"
@@ -159,13 +158,13 @@ func (h *Holder) PolicyState() sqlrewrite.PolicyState {
 		case err != nil:
 			reason = "no policy bundle has been loaded: " + err.Error()
 		}
-		st := sqlrewrite.PolicyState{Unavailable: reason}
+		st := policy.Snapshot{Unavailable: reason}
 		if le != nil {
 			st.Generation = le.generation
 		}
 		return st
 	}
-	st := sqlrewrite.PolicyState{Engine: le.engine, Generation: le.generation}
+	st := policy.Snapshot{Engine: le.engine, Generation: le.generation}
 	if age, ttl := time.Since(h.lastSuccess()), h.TTL(); age > ttl {
 		st.Unavailable = fmt.Sprintf("the last successful policy load was %s ago, more than policy.cache-ttl-secs=%d", age.Round(time.Second), int(ttl/time.Second))
 	}
@@ -173,11 +172,11 @@ func (h *Holder) PolicyState() sqlrewrite.PolicyState {
 }
 
 // InForce is the engine in force with the bundle it was built from, or
-// why none can be trusted (as PolicyState says it): authoring decides who
+// why none can be trusted (as Snapshot says it): authoring decides who
 // may change a policy with it, resolves grantees with its user store and
 // roles, and the metrics read its policies' validity schedules.
 func (h *Holder) InForce() (*policy.Engine, *ranger.Bundle, string) {
-	st := h.PolicyState()
+	st := h.Snapshot()
 	if st.Engine == nil || st.Unavailable != "" {
 		reason := st.Unavailable
 		if reason == "" {
@@ -209,9 +208,9 @@ type Status struct {
 	LastSuccess time.Time // zero when nothing is in force
 }
 
-// Snapshot is the holder's state for the admin endpoint, /refresh and metrics.
-func (h *Holder) Snapshot() Status {
-	st := h.PolicyState()
+// Status is the holder's state for the admin endpoint, /refresh and metrics.
+func (h *Holder) Status() Status {
+	st := h.Snapshot()
 	out := Status{Available: st.Engine != nil && st.Unavailable == "", Reason: st.Unavailable, Generation: st.Generation,
 		Versions: Versions{-1, -1, -1, -1}}
 	if le := h.cur.Load(); le != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/pgranger/pgranger/ranger/filesource"
 )
 
-// BenchmarkPolicyStateParallel is the question every Parse, Bind and
+// BenchmarkSnapshotParallel is the question every Parse, Bind and
 // Query asks (rewriteEnv), from every session at once: which engine, and
 // is it fresh? The source is a real file source, as policy.source = "file"
 // wires it.
-func BenchmarkPolicyStateParallel(b *testing.B) {
+func BenchmarkSnapshotParallel(b *testing.B) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "hive.json")
 	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":1,"policies":[]}`), 0o644); err != nil {
@@ -32,14 +32,14 @@ func BenchmarkPolicyStateParallel(b *testing.B) {
 	if rep, err := src.Refresh(context.Background()); err != nil || rep.Error != "" {
 		b.Fatal(err, rep.Error)
 	}
-	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		b.Fatalf("not in force: %+v", st)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if h.PolicyState().Engine == nil {
+			if h.Snapshot().Engine == nil {
 				b.Fatal("no engine")
 			}
 		}

@@ -23,7 +23,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 
 	// Nothing loaded: unavailable, with the source's error.
 	srcErr = errors.New("policies could not be downloaded from Ranger Admin")
-	if st := h.PolicyState(); st.Engine != nil || !strings.Contains(st.Unavailable, "no policy bundle has been loaded: policies could not be downloaded") {
+	if st := h.Snapshot(); st.Engine != nil || !strings.Contains(st.Unavailable, "no policy bundle has been loaded: policies could not be downloaded") {
 		t.Errorf("nothing loaded: %+v", st)
 	}
 	srcErr = nil
@@ -32,18 +32,18 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	if err := h.Install(good); err != nil {
 		t.Fatal(err)
 	}
-	st := h.PolicyState()
+	st := h.Snapshot()
 	if st.Engine == nil || st.Unavailable != "" {
 		t.Fatalf("after install: %+v", st)
 	}
 	g1 := st.Generation
-	if snap := h.Snapshot(); !snap.Available || snap.Versions != (Versions{3, -1, 9, -1}) {
+	if snap := h.Status(); !snap.Available || snap.Versions != (Versions{3, -1, 9, -1}) {
 		t.Errorf("snapshot: %+v", snap)
 	}
 
 	// Stale past the TTL: the engine is kept but not trusted.
 	last = time.Now().Add(-2 * time.Second)
-	if st := h.PolicyState(); st.Engine == nil || !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs=1") {
+	if st := h.Snapshot(); st.Engine == nil || !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs=1") {
 		t.Errorf("stale: %+v", st)
 	}
 	last = time.Now()
@@ -55,36 +55,36 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	if err := h.Install(bad); err == nil {
 		t.Fatal("a delta bundle must be rejected")
 	}
-	if st := h.PolicyState(); st.Unavailable != "" || st.Generation != g1 {
+	if st := h.Snapshot(); st.Unavailable != "" || st.Generation != g1 {
 		t.Errorf("right after a rejection the last good engine stays: %+v", st)
 	}
 	h.rejectedAt.Store(ptr(time.Now().Add(-2 * time.Second)))
-	if st := h.PolicyState(); !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs") {
+	if st := h.Snapshot(); !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs") {
 		t.Errorf("a rejection older than the TTL must deny although the source is fresh: %+v", st)
 	}
 	if err := h.Install(good); err != nil {
 		t.Fatal(err)
 	}
-	if st := h.PolicyState(); st.Unavailable != "" || st.Generation == g1 {
+	if st := h.Snapshot(); st.Unavailable != "" || st.Generation == g1 {
 		t.Errorf("an accepted bundle ends the rejection: %+v", st)
 	}
 
 	// Ranger says the service is gone: dropped at once, new generation.
-	g2 := h.PolicyState().Generation
+	g2 := h.Snapshot().Generation
 	h.Clear(`Ranger Admin reports that service "hive" does not exist`)
-	st = h.PolicyState()
+	st = h.Snapshot()
 	if st.Engine != nil || !strings.Contains(st.Unavailable, "does not exist") || st.Generation == g2 {
 		t.Errorf("cleared: %+v", st)
 	}
-	if snap := h.Snapshot(); snap.Available || snap.Versions.Policy != -1 || !snap.LastSuccess.IsZero() {
+	if snap := h.Status(); snap.Available || snap.Versions.Policy != -1 || !snap.LastSuccess.IsZero() {
 		t.Errorf("snapshot after clear: %+v", snap)
 	}
 	h.Clear(`Ranger Admin reports that service "hive" does not exist`)
-	if h.PolicyState().Generation != st.Generation {
+	if h.Snapshot().Generation != st.Generation {
 		t.Error("clearing again with the same reason must not churn generations")
 	}
-	if err := h.Install(good); err != nil || h.PolicyState().Unavailable != "" {
-		t.Errorf("service back: %v %+v", err, h.PolicyState())
+	if err := h.Install(good); err != nil || h.Snapshot().Unavailable != "" {
+		t.Errorf("service back: %v %+v", err, h.Snapshot())
 	}
 }
 
@@ -113,7 +113,7 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 	if rep := check(); rep.Error == "" {
 		t.Fatal("a missing file must fail the check")
 	}
-	if st := h.PolicyState(); st.Engine != nil || !strings.Contains(st.Unavailable, "no policy bundle has been loaded: ") || !strings.Contains(st.Unavailable, "hive.json") {
+	if st := h.Snapshot(); st.Engine != nil || !strings.Contains(st.Unavailable, "no policy bundle has been loaded: ") || !strings.Contains(st.Unavailable, "hive.json") {
 		t.Errorf("nothing loaded: %+v", st)
 	}
 	if err := os.WriteFile(path, []byte(`{"serviceName":"hive","policyVersion":7,"policies":[]}`), 0o644); err != nil {
@@ -122,20 +122,20 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 	if rep := check(); rep.Error != "" || rep.Versions.Policies != 7 {
 		t.Fatalf("check: %+v", rep)
 	}
-	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		t.Fatalf("loaded: %+v", st)
 	}
-	if snap := h.Snapshot(); !snap.LastSuccess.Equal(src.LastSuccess()) || snap.LastSuccess.IsZero() {
+	if snap := h.Status(); !snap.LastSuccess.Equal(src.LastSuccess()) || snap.LastSuccess.IsZero() {
 		t.Errorf("snapshot's last success %v, source's %v", snap.LastSuccess, src.LastSuccess())
 	}
 	time.Sleep(400 * time.Millisecond)
-	if st := h.PolicyState(); st.Engine == nil || !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs=0") {
+	if st := h.Snapshot(); st.Engine == nil || !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs=0") {
 		t.Errorf("no check within the TTL must deny: %+v", st)
 	}
 	if rep := check(); rep.Error != "" {
 		t.Fatalf("unchanged files: %+v", rep)
 	}
-	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		t.Errorf("a check that finds the files unchanged confirms them: %+v", st)
 	}
 	// Files that stop parsing: the source's last success stops, and the
@@ -152,7 +152,7 @@ func TestPolicyHolderFileSourceTTL(t *testing.T) {
 		t.Errorf("a failed check moved the last success: %v → %v", before, src.LastSuccess())
 	}
 	time.Sleep(400 * time.Millisecond)
-	if st := h.PolicyState(); !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs") {
+	if st := h.Snapshot(); !strings.Contains(st.Unavailable, "more than policy.cache-ttl-secs") {
 		t.Errorf("failing checks past the TTL must deny: %+v", st)
 	}
 }

@@ -25,12 +25,18 @@ const (
 	PolicyPriorityOverride = 1
 )
 
-// Mask types that Ranger itself defines; every other name comes from the
-// service-def's dataMaskDef.
+// Mask type names: MASK_NULL, MASK_NONE and CUSTOM Ranger itself
+// defines; the others are the hive service-def's dataMaskDef.maskTypes
+// (any other name comes from a service-def's dataMaskDef).
 const (
-	MaskTypeNull   = "MASK_NULL"
-	MaskTypeNone   = "MASK_NONE"
-	MaskTypeCustom = "CUSTOM"
+	MaskTypeNull         = "MASK_NULL"
+	MaskTypeNone         = "MASK_NONE"
+	MaskTypeCustom       = "CUSTOM"
+	MaskTypeMask         = "MASK"
+	MaskTypeShowLast4    = "MASK_SHOW_LAST_4"
+	MaskTypeShowFirst4   = "MASK_SHOW_FIRST_4"
+	MaskTypeHash         = "MASK_HASH"
+	MaskTypeDateShowYear = "MASK_DATE_SHOW_YEAR"
 )
 
 // Audit modes (ServicePolicies.auditMode).

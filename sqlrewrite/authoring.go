@@ -41,7 +41,7 @@ const authoringHint = "pgranger writes GRANT, REVOKE, CREATE/ALTER/DROP POLICY a
 // not answer: authoring is off, or the statement shares its text with
 // others (it must run alone: it is answered by pgranger, the rest by the
 // backend).
-func authoringRefusal(kind, user, why string) *Error {
+func authoringRefusal(kind StatementKind, user, why string) *Error {
 	e := denyf("%s statements are not allowed through pgranger%s (user %q)", kind, why, user)
 	e.Hint = authoringHint
 	return e
@@ -60,7 +60,7 @@ func authoringText(tree *pg.ParseResult, user string) (string, *Error, Statement
 		if len(tree.Stmts) > 1 {
 			return "", authoringRefusal(kind, user, " in a text of several statements: send it on its own"), info
 		}
-		return kind, authoringRefusal(kind, user, ""), info
+		return string(kind), authoringRefusal(kind, user, ""), info
 	}
 	return "", nil, StatementInfo{}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgranger/pgranger/policy"
 )
 
 // Authoring statements never reach the backend: a text that is exactly
@@ -29,7 +31,7 @@ func TestAuthoringStatementsAreMarked(t *testing.T) {
 	} {
 		subj := testSubjects["bob"]
 		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}}
-		env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Now()}
+		env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Now()}
 		res := rw.Rewrite(context.Background(), env, sess, tc.sql)
 		if res.Authoring != tc.tag || res.Err == nil || res.Err.Code != "42501" || res.Err.Message != tc.msg {
 			t.Errorf("%s: authoring %q err %v", tc.sql, res.Authoring, res.Err)

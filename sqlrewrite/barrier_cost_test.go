@@ -60,7 +60,7 @@ ANALYZE b.orders;`, n)
 	rw := New(Options{})
 	subj := &policy.Subject{User: "u", Groups: []string{"g"}}
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "bench", SearchPath: []string{"b"}, DefaultSearchPath: []string{"b"}}
-	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: catalog.Static(1, []*catalog.Relation{rel}, []string{"lower", "sum", "count", "generate_series"}), Now: time.Now()}
+	env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: catalog.Static(1, []*catalog.Relation{rel}, []string{"lower", "sum", "count", "generate_series"}), Now: time.Now()}
 	conn, err := pgx.Connect(ctx, c.SuperDSN("bench"))
 	if err != nil {
 		t.Fatal(err)

@@ -183,7 +183,7 @@ func TestBarrierControlFlowPostgres(t *testing.T) {
 	pairs, differ := 0, 0
 	for fi, f := range filters {
 		eng := oneFilterEngine(t, "sales", f.table, f.expr)
-		env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		i := fi
 		for si, shape := range barrierShapes {
 			// Half the effects per shape, the other half for the next

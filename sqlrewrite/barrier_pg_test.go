@@ -39,7 +39,7 @@ func TestBarrierPostgres(t *testing.T) {
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	// 13,334 of the 20,000 rows are US; with the golden rows, 13,335.
 	const visible = "13335"
 	cases := []struct {
@@ -163,7 +163,7 @@ func TestBarrierOraclesPostgres(t *testing.T) {
 	// wrapper plain, the oracles do reach hidden rows).
 	eng := oneFilterEngine(t, "sales", "orders", costlyFilter)
 	snap := catalog.Static(1, testRelations(), append([]string{"numnode", "plainto_tsquery"}, testCatalogFunctions...))
-	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 
 	oracles := []string{
 		"1/({a}.amount - 900) > 0",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgranger/pgranger/policy"
 )
 
 func benchEnv(b *testing.B) (*Rewriter, *Env, *Session) {
@@ -14,7 +15,7 @@ func benchEnv(b *testing.B) (*Rewriter, *Env, *Session) {
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	return New(Options{CacheBytes: 1 << 30}), env, sess
 }
 

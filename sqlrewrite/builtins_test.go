@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // TestBuiltinsReviewed walks every function, aggregate and window function
@@ -168,7 +169,7 @@ func TestOperatorWithRefusedFunction(t *testing.T) {
 			t.Errorf("%s: %s", c.sql, res.Err.Message)
 		case c.err != "" && res.Err == nil:
 			t.Errorf("%s: allowed, want %s", c.sql, c.err)
-		case c.err != "" && (res.Err.Code != CodeInsufficientPrivilege || res.Err.Message != "pgranger: "+c.err):
+		case c.err != "" && (res.Err.Code != sqlstate.InsufficientPrivilege || res.Err.Message != "pgranger: "+c.err):
 			t.Errorf("%s: %s %s, want 42501 %s", c.sql, res.Err.Code, res.Err.Message, c.err)
 		}
 	}

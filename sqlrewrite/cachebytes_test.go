@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/pgranger/pgranger/policy"
 )
 
 // The rewrite caches are bounded by bytes (policy.rewrite-cache-mb), not
@@ -17,7 +19,7 @@ func TestRewriteCacheBoundedByBytes(t *testing.T) {
 	rw := New(Options{CacheBytes: budget})
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats

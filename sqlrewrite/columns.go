@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgranger/pgranger/sqlstate"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -70,7 +71,7 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 			r.barrier().sublinks[v.SubLink] = body
 		}
 		if v.SubLink.Subselect.GetSelectStmt() == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported subquery"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported subquery"))
 		}
 		return false
 	case *pg.Node_SelectStmt:
@@ -88,7 +89,7 @@ func (r *stmtRewriter) visitExpr(sc *scope, n *pg.Node) bool {
 	case *pg.Node_RangeVar, *pg.Node_RangeSubselect, *pg.Node_JoinExpr, *pg.Node_RangeFunction:
 		// Relations are only legal in FROM, where fromItem handles them;
 		// one anywhere else was not understood, so nothing is forwarded.
-		r.fail(errorf(CodeFeatureNotSupported, "unexpected relation reference in an expression"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "unexpected relation reference in an expression"))
 		return false
 	}
 	return true

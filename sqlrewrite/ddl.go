@@ -5,6 +5,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // DDL (docs/security.md, "Mechanisms": DDL), only with policy.allow-ddl; without
@@ -35,7 +36,7 @@ import (
 // view is how an administrator exposes part of a table), so a view a user
 // could create would launder what the user may not read.
 
-func (r *stmtRewriter) ddlOff(kind string) *Error {
+func (r *stmtRewriter) ddlOff(kind StatementKind) *Error {
 	return denyf("%s statements are not allowed through pgranger: policy.allow-ddl is off (user %q)", kind, r.sess.Subject.User)
 }
 
@@ -84,7 +85,7 @@ func (r *stmtRewriter) ddlStatement(n *pg.Node) {
 func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 	user := r.sess.Subject.User
 	if rv == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "%s without a name", kind))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "%s without a name", kind))
 		return false
 	}
 	if rv.Relpersistence == "t" || rv.Schemaname == "pg_temp" || len(rv.Schemaname) > 8 && rv.Schemaname[:8] == "pg_temp_" {
@@ -92,7 +93,7 @@ func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 		return false
 	}
 	if rv.Catalogname != "" && rv.Catalogname != r.sess.Database {
-		r.fail(errorf(CodeFeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
 		return false
 	}
 	rv.Catalogname = ""
@@ -114,7 +115,7 @@ func (r *stmtRewriter) newRelation(rv *pg.RangeVar, kind string) bool {
 	}
 	r.governed = true
 	res := policy.Resource{Database: r.rangerDatabase(rv.Schemaname), Table: rv.Relname}
-	if d := r.env.Policy.Engine.Access(r.sess.Subject, res, "create", r.env.Now); !d.Allowed && !r.env.Policy.Engine.IsSuperUser(r.sess.Subject) {
+	if d := r.access(res, "create", nil); !d.Allowed && !r.env.Policy.Engine.IsSuperUser(r.sess.Subject) {
 		r.fail(accessDenied(denial(res, "create", d),
 			"permission denied: user %q has no create access to table %s.%s (%s)", user, rv.Schemaname, rv.Relname, kind))
 		return false
@@ -155,7 +156,7 @@ func (r *stmtRewriter) creationSchema() (string, *Error) {
 			return s, nil
 		}
 	}
-	return "", &Error{Code: "3F000", Message: "no schema has been selected to create in"}
+	return "", &Error{Code: sqlstate.InvalidSchemaName, Message: "no schema has been selected to create in"}
 }
 
 // createTableAs handles CREATE TABLE … AS (also … AS EXECUTE).
@@ -172,7 +173,7 @@ func (r *stmtRewriter) createTableAs(c *pg.CreateTableAsStmt) {
 		return
 	}
 	if c.Query == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "CREATE TABLE AS without a query"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "CREATE TABLE AS without a query"))
 		return
 	}
 	switch c.Query.Node.(type) {
@@ -229,7 +230,7 @@ func (r *stmtRewriter) createTable(c *pg.CreateStmt) {
 			r.qualify(v.TableLikeClause.Relation, rel)
 			if !rel.IsSystem() {
 				if p := r.relationPolicy(rel); p != nil && !p.super {
-					if d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now); !d.Allowed {
+					if d := r.access(p.resource, "select", nil); !d.Allowed {
 						e := denyf("permission denied: user %q has no select access to table %s.%s (CREATE TABLE … LIKE)", user, rel.Schema, rel.Name)
 						e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: "select", PolicyID: d.PolicyID}
 						r.fail(e)
@@ -238,7 +239,7 @@ func (r *stmtRewriter) createTable(c *pg.CreateStmt) {
 				}
 			}
 		default:
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported CREATE TABLE element"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported CREATE TABLE element"))
 			return
 		}
 		if r.err != nil {
@@ -327,7 +328,7 @@ func (r *stmtRewriter) foreignKey(c *pg.Constraint) {
 	}
 	cols := nameList(c.PkAttrs)
 	if len(cols) == 0 {
-		if d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now); !d.Allowed {
+		if d := r.access(p.resource, "select", nil); !d.Allowed {
 			e := denyf("permission denied: user %q has no select access to table %s.%s (foreign key)", user, rel.Schema, rel.Name)
 			e.Denied = &Denial{Database: p.resource.Database, Table: p.resource.Table, Access: "select", PolicyID: d.PolicyID}
 			r.fail(e)
@@ -421,7 +422,7 @@ func (r *stmtRewriter) dropStatement(d *pg.DropStmt) {
 		case 3:
 			rv.Catalogname, rv.Schemaname, rv.Relname = names[0], names[1], names[2]
 		default:
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported name in DROP"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported name in DROP"))
 			return
 		}
 		if d.MissingOk && !r.exists(rv) {
@@ -488,7 +489,7 @@ func (r *stmtRewriter) missingRelationAccess(rv *pg.RangeVar, kind, access strin
 	}
 	for _, s := range schemas {
 		res := policy.Resource{Database: r.rangerDatabase(s), Table: rv.Relname}
-		if d := eng.Access(r.sess.Subject, res, access, r.env.Now); !d.Allowed {
+		if d := r.access(res, access, nil); !d.Allowed {
 			r.fail(accessDenied(denial(res, access, d),
 				"permission denied: user %q has no %s access to table %s.%s (%s)", r.sess.Subject.User, access, s, rv.Relname, kind))
 			return false
@@ -534,7 +535,7 @@ func (r *stmtRewriter) truncateStatement(t *pg.TruncateStmt) {
 	for _, n := range t.Relations {
 		rv := n.GetRangeVar()
 		if rv == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported TRUNCATE target"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported TRUNCATE target"))
 			return
 		}
 		if r.dmlTargetItem(rv, "TRUNCATE") == nil {
@@ -563,7 +564,7 @@ func (r *stmtRewriter) alterTable(a *pg.AlterTableStmt) {
 	for _, c := range a.Cmds {
 		cmd := c.GetAlterTableCmd()
 		if cmd == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unexpected ALTER TABLE command"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unexpected ALTER TABLE command"))
 			return
 		}
 		if cmd.Behavior == pg.DropBehavior_DROP_CASCADE {

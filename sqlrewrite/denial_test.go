@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // rewriteAs rewrites one text for a user of testSubjects, as the golden
@@ -23,7 +25,7 @@ func rewriteIn(t *testing.T, snap *catalog.Snapshot, user, sql string, opts Opti
 	}
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	return New(opts).Rewrite(context.Background(), env, sess, sql)
 }
 
@@ -75,7 +77,7 @@ func TestDenialFields(t *testing.T) {
 			if res.Err == nil {
 				t.Fatalf("%s: allowed, want a denial", c.sql)
 			}
-			if res.Err.Code != CodeInsufficientPrivilege || res.Err.Detail != c.detail {
+			if res.Err.Code != sqlstate.InsufficientPrivilege || res.Err.Detail != c.detail {
 				t.Errorf("%s: %s %q DETAIL %q, want 42501 DETAIL %q", c.sql, res.Err.Code, res.Err.Message, res.Err.Detail, c.detail)
 			}
 			if res.Err.Denied == nil {

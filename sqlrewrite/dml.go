@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // DML (docs/security.md, "Mechanisms": Writes): INSERT, UPDATE, DELETE, MERGE, COPY
@@ -91,7 +92,7 @@ func (r *stmtRewriter) dmlStatement(n *pg.Node, parent *scope) {
 	case *pg.Node_MergeStmt:
 		r.mergeStatement(v.MergeStmt, parent)
 	default:
-		r.fail(errorf(CodeFeatureNotSupported, "unsupported data-modifying statement"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported data-modifying statement"))
 	}
 }
 
@@ -104,7 +105,7 @@ func (r *stmtRewriter) insertStatement(s *pg.InsertStmt, parent *scope) {
 	if s.SelectStmt != nil {
 		sel := s.SelectStmt.GetSelectStmt()
 		if sel == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported INSERT source"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported INSERT source"))
 			return
 		}
 		r.selectStatement(sel, &scope{parent: parent, ctes: sc.ctes})
@@ -197,7 +198,7 @@ func (r *stmtRewriter) mergeStatement(s *pg.MergeStmt, parent *scope) {
 	for _, w := range s.MergeWhenClauses {
 		wc := w.GetMergeWhenClause()
 		if wc == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unexpected MERGE clause"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unexpected MERGE clause"))
 			return
 		}
 		switch wc.CommandType {
@@ -254,7 +255,7 @@ func hasCurrentOf(n *pg.Node) bool {
 func (r *stmtRewriter) dmlTargetItem(rv *pg.RangeVar, kind string) *fromItem {
 	user := r.sess.Subject.User
 	if rv == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "%s without a target relation", kind))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "%s without a target relation", kind))
 		return nil
 	}
 	rel := r.resolveRelation(rv)
@@ -330,7 +331,6 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 		return
 	}
 	user := r.sess.Subject.User
-	eng := r.env.Policy.Engine
 	for _, i := range ref.readColumns() {
 		if d := p.colAccess[i]; !d.Allowed {
 			cr := p.resource
@@ -344,7 +344,7 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	if access == "" {
 		access = "update"
 	}
-	t.table = eng.Access(r.sess.Subject, p.resource, access, r.env.Now)
+	t.table = r.access(p.resource, access, nil)
 	if !t.table.Allowed {
 		r.fail(accessDenied(denial(p.resource, access, t.table),
 			"permission denied: user %q has no %s access to table %s.%s (%s)", user, access, ref.rel.Schema, ref.rel.Name, t.kind))
@@ -354,7 +354,7 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	for _, i := range t.writtenColumns() {
 		cr := p.resource
 		cr.Column = ref.rel.Columns[i].Name
-		d := eng.Access(r.sess.Subject, cr, "update", r.env.Now)
+		d := r.access(cr, "update", nil)
 		t.columns[i] = d
 		if !d.Allowed {
 			r.fail(accessDenied(denial(cr, "update", d),
@@ -383,7 +383,7 @@ func (r *stmtRewriter) finishTarget(ref *relRef) {
 	}
 	deny := func(why string) {
 		r.fail(&Error{
-			Code:    CodeInsufficientPrivilege,
+			Code:    sqlstate.InsufficientPrivilege,
 			Message: fmt.Sprintf("pgranger: permission denied: %s on %s.%s is not allowed for user %q: %s to it for this user%s", t.kind, ref.rel.Schema, ref.rel.Name, user, what, why),
 			Detail:  fmt.Sprintf("Ranger resource database=%s, table=%s", p.resource.Database, p.resource.Table),
 			// Access to the table is granted; its row filter or masks
@@ -495,7 +495,7 @@ func (r *stmtRewriter) dmlView(ref *relRef) {
 		return
 	}
 	if _, err := parse(body, noLimit, noLimit); err != nil {
-		r.fail(errorf(CodeFeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", rel.Schema, rel.Name))
+		r.fail(unanalysable(sqlstate.FeatureNotSupported, "cannot render the row-filter view of %s.%s as SQL that parses again", rel.Schema, rel.Name))
 		return
 	}
 	sum := sha256.Sum256([]byte("dml\x00" + body))

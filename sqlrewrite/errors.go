@@ -4,17 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pgranger/pgranger/policy"
-)
-
-// SQLSTATE codes the rewriter returns.
-const (
-	CodeInsufficientPrivilege = "42501"
-	CodeSyntaxError           = "42601"
-	CodeUndefinedTable        = "42P01"
-	CodeFeatureNotSupported   = "0A000"
-	CodeStatementTooComplex   = "54001"
-	CodeProgramLimitExceeded  = "54000"
-	CodeAmbiguousAlias        = "42712"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Error is a statement the rewriter refuses. Code is the SQLSTATE the client
@@ -29,6 +19,11 @@ type Error struct {
 	// resource: what the text of Message and Detail says, as data for
 	// the audit record (nil for every other refusal).
 	Denied *Denial
+	// Unanalysable: the text could not be analysed (what the rewrite
+	// built does not parse again, an expression or a type does not
+	// parse); Message may quote the statement, so the audit record names
+	// the refusal by SQLSTATE (AuditReason).
+	Unanalysable bool
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -75,7 +70,7 @@ func (d *Denial) decisionText() string {
 // naming the resource and what decided, and d itself.
 func accessDenied(d Denial, format string, args ...any) *Error {
 	return &Error{
-		Code:    CodeInsufficientPrivilege,
+		Code:    sqlstate.InsufficientPrivilege,
 		Message: "pgranger: " + fmt.Sprintf(format, args...),
 		Detail:  d.resourceText() + ": " + d.decisionText(),
 		Denied:  &d,
@@ -83,7 +78,14 @@ func accessDenied(d Denial, format string, args ...any) *Error {
 }
 
 func denyf(format string, args ...any) *Error {
-	return &Error{Code: CodeInsufficientPrivilege, Message: "pgranger: " + fmt.Sprintf(format, args...)}
+	return &Error{Code: sqlstate.InsufficientPrivilege, Message: "pgranger: " + fmt.Sprintf(format, args...)}
+}
+
+// unanalysable is errorf for a text that could not be analysed.
+func unanalysable(code, format string, args ...any) *Error {
+	e := errorf(code, format, args...)
+	e.Unanalysable = true
+	return e
 }
 
 func errorf(code, format string, args ...any) *Error {

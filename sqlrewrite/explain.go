@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // EXPLAIN (docs/security.md, "Mechanisms": EXPLAIN) has its statement analysed and
@@ -22,7 +23,7 @@ import (
 // everything the statement itself needs.
 func (r *stmtRewriter) explainStatement(e *pg.ExplainStmt) {
 	if e.Query == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "EXPLAIN without a statement"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "EXPLAIN without a statement"))
 		return
 	}
 	switch e.Query.Node.(type) {

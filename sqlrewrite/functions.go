@@ -135,11 +135,13 @@ func (r *stmtRewriter) checkUDF(schemas []string, name string) {
 	}
 	for _, schema := range schemas {
 		db := r.rangerDatabase(schema)
-		d := eng.AccessRequest(r.sess.Subject, policy.Request{
+		d := eng.Evaluate(&policy.Request{
+			Subject:  r.sess.Subject,
 			Resource: map[string][]string{"database": {db}, "udf": {name}},
 			Access:   "select",
 			At:       r.env.Now,
-		})
+			Want:     policy.WantAccess,
+		}).Access
 		if !d.Allowed {
 			hint := ""
 			if len(schemas) > 1 {

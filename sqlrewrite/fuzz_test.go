@@ -72,7 +72,7 @@ func FuzzRewrite(f *testing.F) {
 			subj := testSubjects[user]
 			sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 				SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-			env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			res := rw.Rewrite(context.Background(), env, sess, sql)
 			if res.Err != nil {
 				if strings.Contains(res.Err.Message, "internal error while analysing") {

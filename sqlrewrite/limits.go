@@ -3,6 +3,8 @@ package sqlrewrite
 import (
 	"strconv"
 	"strings"
+
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // PostgreSQL's grammar builds a tree, and pg_query's C code — the
@@ -194,7 +196,7 @@ func (f *scanFrame) close() depthPath {
 // and dollar quotes hide what they contain.
 func checkComplexity(sql string, maxBytes, maxNesting int, lim NestingLimits) *Error {
 	if len(sql) > maxBytes {
-		return errorf(CodeProgramLimitExceeded, "statement is %d bytes, more than the %d allowed (listen.max-statement-bytes)", len(sql), maxBytes)
+		return errorf(sqlstate.ProgramLimitExceeded, "statement is %d bytes, more than the %d allowed (listen.max-statement-bytes)", len(sql), maxBytes)
 	}
 	total, err := estimateDepth(sql, maxNesting, lim.TextLevels)
 	if err != nil {
@@ -205,7 +207,7 @@ func checkComplexity(sql string, maxBytes, maxNesting int, lim NestingLimits) *E
 		if w := total.what(); w != "" {
 			what = w + " on one path"
 		}
-		return errorf(CodeStatementTooComplex, "statement is nested too deeply to analyse safely: %s could make its parse tree %s levels deep; %s",
+		return errorf(sqlstate.StatementTooComplex, "statement is nested too deeply to analyse safely: %s could make its parse tree %s levels deep; %s",
 			what, thousands(total.levels), lim.Allowed())
 	}
 	return nil
@@ -246,7 +248,7 @@ func estimateDepth(sql string, maxNesting, stopAt int) (depthPath, *Error) {
 			brackets++
 		}
 		if len(frames)-1 > maxNesting {
-			return errorf(CodeStatementTooComplex, "statement nests parentheses, brackets or CASE expressions more than %s deep (listen.max-nesting-depth)", thousands(maxNesting))
+			return errorf(sqlstate.StatementTooComplex, "statement nests parentheses, brackets or CASE expressions more than %s deep (listen.max-nesting-depth)", thousands(maxNesting))
 		}
 		return nil
 	}

@@ -60,7 +60,7 @@ func (r *stmtRewriter) lockStatement(s *pg.LockStmt) {
 		if p.super {
 			use.PolicyIDs = []int64{-1}
 		} else {
-			d := r.env.Policy.Engine.Access(r.sess.Subject, p.resource, "select", r.env.Now)
+			d := r.access(p.resource, "select", nil)
 			if !d.Allowed {
 				r.fail(accessDenied(denial(p.resource, "select", d),
 					"permission denied: user %q has no select access to table %s.%s", user, rel.Schema, rel.Name))

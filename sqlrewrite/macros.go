@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/rangerexpr"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Ranger expressions ${{…}} in row filters and CUSTOM masks
@@ -59,7 +60,7 @@ func (r *stmtRewriter) exprEnv(sc exprScope) *rangerexpr.Env {
 		}
 		ga = eng.GroupAttributes(subj)
 		if sc.res.Table != "" {
-			for _, t := range eng.TagsOf(subj, sc.res, r.env.Now) {
+			for _, t := range eng.Evaluate(&policy.Request{Subject: subj, Hive: sc.res, At: r.env.Now, Want: policy.WantTags}).Tags {
 				env.Tags = append(env.Tags, *exprTag(&t))
 			}
 		}
@@ -136,16 +137,16 @@ func expandExprs(text string, env *rangerexpr.Env) (string, *Error) {
 		if strings.HasPrefix(text[i:], "${{") && state != lexOther {
 			end := strings.Index(text[i+3:], "}}")
 			if end < 0 {
-				return "", errorf(CodeSyntaxError, "unterminated ${{ in expression")
+				return "", errorf(sqlstate.SyntaxError, "unterminated ${{ in expression")
 			}
 			src := text[i+3 : i+3+end]
 			v, err := rangerexpr.Eval(src, env)
 			if err != nil {
-				return "", errorf(CodeInsufficientPrivilege, "Ranger expression ${{%s}} cannot be used for user %q: %v", strings.TrimSpace(src), env.User, err)
+				return "", errorf(sqlstate.InsufficientPrivilege, "Ranger expression ${{%s}} cannot be used for user %q: %v", strings.TrimSpace(src), env.User, err)
 			}
 			s, err := render(v, state)
 			if err != nil {
-				return "", errorf(CodeInsufficientPrivilege, "Ranger expression ${{%s}} cannot be used for user %q: %v", strings.TrimSpace(src), env.User, err)
+				return "", errorf(sqlstate.InsufficientPrivilege, "Ranger expression ${{%s}} cannot be used for user %q: %v", strings.TrimSpace(src), env.User, err)
 			}
 			next := i + 3 + end + 2
 			if state == lexCode && s != "" {
@@ -166,7 +167,7 @@ func expandExprs(text string, env *rangerexpr.Env) (string, *Error) {
 			continue
 		}
 		if strings.HasPrefix(text[i:], "${{") {
-			return "", errorf(CodeInsufficientPrivilege, "a ${{…}} expression inside a quoted identifier, comment or dollar-quoted string cannot be substituted safely")
+			return "", errorf(sqlstate.InsufficientPrivilege, "a ${{…}} expression inside a quoted identifier, comment or dollar-quoted string cannot be substituted safely")
 		}
 		c := text[i]
 		b.WriteByte(c)

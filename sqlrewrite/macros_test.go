@@ -273,7 +273,7 @@ func TestExpandMacrosFromEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	subj := &policy.Subject{User: "bob", Groups: []string{"emea", "analysts"}, Roles: []string{"analyst"}, Attributes: map[string]string{"region": "US"}}
-	r := &stmtRewriter{rw: New(Options{}), env: &Env{Policy: PolicyState{Engine: eng, Generation: 1}}, sess: &Session{Subject: subj}}
+	r := &stmtRewriter{rw: New(Options{}), env: &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}}, sess: &Session{Subject: subj}}
 	got, e := r.expandMacros(`region = ${{USER.region}} AND site = '${{USER.site}}' AND dept IN (${{GET_UG_ATTR_Q('dept')}}) AND r IN (${{UR_NAMES_Q_CSV}}) AND g = '${{UG_NAMES_CSV}}'`, exprScope{})
 	if e != nil {
 		t.Fatal(e)
@@ -533,7 +533,7 @@ func TestExpandMacrosTagsFromEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	subj := &policy.Subject{User: "bob"}
-	r := &stmtRewriter{rw: New(Options{}), env: &Env{Policy: PolicyState{Engine: eng, Generation: 1}}, sess: &Session{Subject: subj}}
+	r := &stmtRewriter{rw: New(Options{}), env: &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}}, sess: &Session{Subject: subj}}
 	const expr = `t IN (${{TAG_NAMES_Q_CSV}}) AND r = ${{TAGS.REGION.region}} AND m = ${{TAGS.REGION._matchType}} AND c = '${{RES.column}}'`
 	column := policy.Resource{Database: "sales", Table: "customers", Column: "ssn"}
 	got, e := r.expandMacros(expr, exprScope{res: column})

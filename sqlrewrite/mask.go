@@ -43,6 +43,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // ColumnType is what the mask builder knows about a column, from the catalog.
@@ -71,18 +73,6 @@ var ErrUnmappableMask = errors.New("sqlrewrite: mask type has no PostgreSQL equi
 // applies itself (the column unchanged; the policy's valueExpr).
 var ErrMaskNotBuilt = errors.New("sqlrewrite: MASK_NONE and CUSTOM are applied by the caller, not built by MaskSQL")
 
-// Ranger mask type names (hive service-def dataMaskDef.maskTypes).
-const (
-	MaskTypeMask         = "MASK"
-	MaskTypeShowLast4    = "MASK_SHOW_LAST_4"
-	MaskTypeShowFirst4   = "MASK_SHOW_FIRST_4"
-	MaskTypeHash         = "MASK_HASH"
-	MaskTypeNull         = "MASK_NULL"
-	MaskTypeNone         = "MASK_NONE"
-	MaskTypeDateShowYear = "MASK_DATE_SHOW_YEAR"
-	MaskTypeCustom       = "CUSTOM"
-)
-
 // Type OIDs the mask UDFs take (pg_type.dat; fixed across versions).
 const (
 	maskOIDInt8    = 20
@@ -104,8 +94,8 @@ const (
 // ErrMaskNotBuilt.
 func MaskSQL(maskType string, col ColumnType, colRef string, opts MaskOptions) (string, error) {
 	switch maskType {
-	case MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeNull, MaskTypeDateShowYear:
-	case MaskTypeNone, MaskTypeCustom:
+	case ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeNull, ranger.MaskTypeDateShowYear:
+	case ranger.MaskTypeNone, ranger.MaskTypeCustom:
 		return "", fmt.Errorf("%w (%s)", ErrMaskNotBuilt, maskType)
 	default:
 		return "", fmt.Errorf("%w: %q", ErrUnmappableMask, maskType)
@@ -119,7 +109,7 @@ func MaskSQL(maskType string, col ColumnType, colRef string, opts MaskOptions) (
 		}
 		return "", fmt.Errorf("sqlrewrite: no SQL name for type OID %d, cannot build a typed NULL", col.OID)
 	}
-	if maskType == MaskTypeNull {
+	if maskType == ranger.MaskTypeNull {
 		return null()
 	}
 	dialect, err := ParseMaskDialect(opts.Dialect)
@@ -137,7 +127,7 @@ func MaskSQL(maskType string, col ColumnType, colRef string, opts MaskOptions) (
 	switch oid {
 	case maskOIDText, maskOIDVarchar, maskOIDBpchar:
 		algo := ""
-		if maskType == MaskTypeHash {
+		if maskType == ranger.MaskTypeHash {
 			a, err := maskHashAlgo(opts.HashAlgo)
 			if err != nil {
 				return "", err
@@ -146,12 +136,12 @@ func MaskSQL(maskType string, col ColumnType, colRef string, opts MaskOptions) (
 		}
 		return maskString(maskType, oid, col.TypMod, v, algo), nil
 	case maskOIDInt2, maskOIDInt4, maskOIDInt8:
-		if maskType == MaskTypeHash {
+		if maskType == ranger.MaskTypeHash {
 			return null()
 		}
 		return maskInteger(maskType, maskInts[oid], v), nil
 	case maskOIDDate:
-		if maskType == MaskTypeHash {
+		if maskType == ranger.MaskTypeHash {
 			return null()
 		}
 		return maskDate(maskType, v), nil
@@ -303,12 +293,12 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 		src = maskFn("rpad", probe, strconv.Itoa(int(typmod-4)))
 	}
 	var body string
-	if maskType == MaskTypeHash {
+	if maskType == ranger.MaskTypeHash {
 		body = maskFn("encode", maskFn(algo, maskFn("convert_to", src, "'UTF8'")), "'hex'")
 	} else {
 		s := "(" + src + " COLLATE " + maskICU + ")"
 		c := "(" + probe + " COLLATE " + maskC + ")"
-		if maskType == MaskTypeShowLast4 {
+		if maskType == ranger.MaskTypeShowLast4 {
 			c = "(" + src + " COLLATE " + maskC + ")"
 		}
 		ascii := maskOp(maskFn("octet_length", probe), "=", maskFn("length", probe))
@@ -322,18 +312,18 @@ func maskString(maskType string, oid uint32, typmod int32, v string, algo string
 		icu := func(x string) string { return "(" + x + ") COLLATE " + maskICU }
 		var fastASCII, bmp, general string
 		switch maskType {
-		case MaskTypeMask:
+		case ranger.MaskTypeMask:
 			fastASCII = icu(maskFn("translate", c, maskLit(maskASCIIFromMask), maskLit(maskASCIIToMask)))
 			three := func(prefix string) string {
 				return maskRR(maskRR(maskRR(s, prefix+maskUpper, "X"), prefix+maskLower, "x"), prefix+maskDigit, "n")
 			}
 			bmp, general = three(""), three(maskNotKept)
-		case MaskTypeDateShowYear:
+		case ranger.MaskTypeDateShowYear:
 			fastASCII = icu(toX(c))
 			bmp = maskRR(s, maskAlnum, "x")
 			general = maskRR(s, maskNotKept+maskAlnum, "x")
-		case MaskTypeShowLast4, MaskTypeShowFirst4:
-			last := maskType == MaskTypeShowLast4
+		case ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4:
+			last := maskType == ranger.MaskTypeShowLast4
 			// split returns (masked part, kept part) of x at 4 code points.
 			split := func(x string) (string, string) {
 				if last {
@@ -488,12 +478,12 @@ func maskInteger(maskType string, it maskIntType, v string) string {
 	}
 	var body string
 	switch maskType {
-	case MaskTypeMask, MaskTypeDateShowYear:
+	case ranger.MaskTypeMask, ranger.MaskTypeDateShowYear:
 		// every digit → 1, sign kept; 0 has no digit and stays 0, as in
 		// Hive 3.1.3 (later Hive releases give 1)
 		body = "CASE WHEN " + maskOp(v, "=", "0") + " THEN 0 ELSE " +
 			lookup(func(r maskIntRange) int64 { return sign(r, maskOnes(r.digits)) }) + " END"
-	case MaskTypeShowLast4:
+	case ranger.MaskTypeShowLast4:
 		// keep v % 10^4, higher digits → 1
 		add := lookup(func(r maskIntRange) int64 {
 			if r.digits <= 4 {
@@ -502,7 +492,7 @@ func maskInteger(maskType string, it maskIntType, v string) string {
 			return sign(r, maskOnes(r.digits-4)*10000)
 		})
 		body = "CASE WHEN " + min + " THEN " + it.minLast + " ELSE " + maskOp(maskOp(v, "%", "10000"), "+", add) + " END"
-	case MaskTypeShowFirst4:
+	case ranger.MaskTypeShowFirst4:
 		// keep the 4 leading digits, the k-4 lower ones → 1: with
 		// d = ±10^(k-4), v - v % d + d / 9 (d = 1 leaves v as is)
 		d := lookup(func(r maskIntRange) int64 {
@@ -525,7 +515,7 @@ func maskInteger(maskType string, it maskIntType, v string) string {
 // MASK_DATE_SHOW_YEAR keeps ±infinity and gives NULL for 4714 BC, whose
 // January 1 precedes PostgreSQL's first date (4714-11-24 BC).
 func maskDate(maskType string, v string) string {
-	if maskType != MaskTypeDateShowYear {
+	if maskType != ranger.MaskTypeDateShowYear {
 		return "(CASE WHEN " + v + " IS NOT NULL THEN '0001-01-01 BC'::pg_catalog.date END)"
 	}
 	return "(CASE WHEN NOT " + maskFn("isfinite", v) + " THEN " + v +

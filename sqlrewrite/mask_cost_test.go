@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgranger/pgranger/internal/testpg"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // TestMaskCost measures what each mask expression costs PostgreSQL
@@ -73,8 +74,8 @@ func TestMaskCost(t *testing.T) {
 	maskExec(t, conn, "VACUUM ANALYZE mc_ascii, mc_mixed")
 	t.Logf("loaded 2 × %d rows in %v", rows, time.Since(start).Round(time.Millisecond))
 
-	stringMasks := []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear}
-	intMasks := []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeDateShowYear}
+	stringMasks := []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeDateShowYear}
+	intMasks := []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeDateShowYear}
 	cases := []struct {
 		table, col, what string
 		masks            []string
@@ -84,7 +85,7 @@ func TestMaskCost(t *testing.T) {
 		{"mc_ascii", "c", "char(15): Clerk#000000951", stringMasks},
 		{"mc_ascii", "i4", "integer", intMasks},
 		{"mc_ascii", "i8", "bigint", intMasks},
-		{"mc_ascii", "d", "date", []string{MaskTypeMask, MaskTypeDateShowYear}},
+		{"mc_ascii", "d", "date", []string{ranger.MaskTypeMask, ranger.MaskTypeDateShowYear}},
 		{"mc_mixed", "t", "text, 20% non-ASCII", stringMasks},
 		{"mc_mixed", "v", "varchar(40), 10% non-ASCII", stringMasks},
 		{"mc_mixed", "c", "char(15), 10% non-ASCII", stringMasks},

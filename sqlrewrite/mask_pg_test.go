@@ -30,6 +30,7 @@ import (
 	"github.com/pgranger/pgranger/internal/testpg"
 	"github.com/pgranger/pgranger/internal/testrepo"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // maskVariant is one column of the differential queries: a mask type with
@@ -41,13 +42,13 @@ type maskVariant struct {
 }
 
 var maskVariants = []maskVariant{
-	{"mask", MaskTypeMask, MaskOptions{}},
-	{"last4", MaskTypeShowLast4, MaskOptions{}},
-	{"first4", MaskTypeShowFirst4, MaskOptions{}},
-	{"hash", MaskTypeHash, MaskOptions{}},
-	{"hash512", MaskTypeHash, MaskOptions{HashAlgo: "sha512"}},
-	{"null", MaskTypeNull, MaskOptions{}},
-	{"year", MaskTypeDateShowYear, MaskOptions{}},
+	{"mask", ranger.MaskTypeMask, MaskOptions{}},
+	{"last4", ranger.MaskTypeShowLast4, MaskOptions{}},
+	{"first4", ranger.MaskTypeShowFirst4, MaskOptions{}},
+	{"hash", ranger.MaskTypeHash, MaskOptions{}},
+	{"hash512", ranger.MaskTypeHash, MaskOptions{HashAlgo: "sha512"}},
+	{"null", ranger.MaskTypeNull, MaskOptions{}},
+	{"year", ranger.MaskTypeDateShowYear, MaskOptions{}},
 }
 
 func TestMaskPostgres(t *testing.T) {
@@ -195,7 +196,7 @@ func newMaskOracle(t *testing.T) *maskOracle {
 func (o *maskOracle) expect(ctx context.Context, mv maskVariant, ct ColumnType, vals []*string) ([]*string, error) {
 	q := interop.PGMaskRequest{PGType: ct.SQLName, Values: vals, Transformer: o.transformers[mv.mask]}
 	if mv.opts.HashAlgo == "sha512" {
-		q.Transformer, q.MaskType = "", MaskTypeNone
+		q.Transformer, q.MaskType = "", ranger.MaskTypeNone
 	} else if q.Transformer == "" {
 		q.MaskType = mv.mask
 	}
@@ -255,7 +256,7 @@ func maskTestExamples(t *testing.T, conn *pgx.Conn, o *maskOracle) {
 			ct := maskColumnType(t, conn, table, "c")
 			algo := v.Config["hive.masking.algo"]
 			expr := `"c"` // MASK_NONE is the caller's: the column unchanged
-			if v.Mask != MaskTypeNone {
+			if v.Mask != ranger.MaskTypeNone {
 				expr, err = MaskSQL(v.Mask, ct, `"c"`, MaskOptions{HashAlgo: algo})
 				if err != nil {
 					t.Errorf("vector %d: MaskSQL(%s, %s): %v", i, v.Mask, pgType, err)
@@ -635,12 +636,12 @@ func maskTestInfinity(t *testing.T, conn *pgx.Conn) {
 	ct := maskColumnType(t, conn, "mask_inf", "c")
 	bc := "0001-01-01 BC"
 	want := map[string][]string{
-		MaskTypeMask:         {bc, bc, bc, bc, bc},
-		MaskTypeShowLast4:    {bc, bc, bc, bc, bc},
-		MaskTypeShowFirst4:   {bc, bc, bc, bc, bc},
-		MaskTypeDateShowYear: {"infinity", "-infinity", "NULL", "NULL", "4713-01-01 BC"},
-		MaskTypeHash:         {"NULL", "NULL", "NULL", "NULL", "NULL"},
-		MaskTypeNull:         {"NULL", "NULL", "NULL", "NULL", "NULL"},
+		ranger.MaskTypeMask:         {bc, bc, bc, bc, bc},
+		ranger.MaskTypeShowLast4:    {bc, bc, bc, bc, bc},
+		ranger.MaskTypeShowFirst4:   {bc, bc, bc, bc, bc},
+		ranger.MaskTypeDateShowYear: {"infinity", "-infinity", "NULL", "NULL", "4713-01-01 BC"},
+		ranger.MaskTypeHash:         {"NULL", "NULL", "NULL", "NULL", "NULL"},
+		ranger.MaskTypeNull:         {"NULL", "NULL", "NULL", "NULL", "NULL"},
 	}
 	for m, w := range want {
 		e, err := MaskSQL(m, ct, `"c"`, MaskOptions{})
@@ -713,7 +714,7 @@ func maskTestCollations(t *testing.T, c *testpg.Cluster, conn *pgx.Conn, o *mask
 				// the masked column carries the default collation, so ORDER BY
 				// and comparisons behave as on any column of the database
 				ct := maskColumnType(t, dc, "mask_coll_"+col.name, "c")
-				e, _ := MaskSQL(MaskTypeShowLast4, ct, `"c"`, MaskOptions{})
+				e, _ := MaskSQL(ranger.MaskTypeShowLast4, ct, `"c"`, MaskOptions{})
 				rows, err := maskRows(ctx, dc, "SELECT DISTINCT pg_catalog.pg_collation_for("+e+") FROM mask_coll_"+col.name+
 					"; ")
 				if err != nil {
@@ -780,7 +781,7 @@ func maskTestTypeOIDs(t *testing.T, conn *pgx.Conn) {
 	maskExec(t, conn, "CREATE TABLE mask_types ("+strings.Join(defs, ", ")+")")
 	maskExec(t, conn, `INSERT INTO mask_types (c0, c1, c2, c3, c4, c7, c8, c9, c14) VALUES
 		('Abc 123', 'Abc 123', 'Abc 123', 'Abc', 'Abc', 12345, 1234567, 123456789012, '2024-07-15')`)
-	masks := append([]string{"typed NULL"}, MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeNull, MaskTypeDateShowYear)
+	masks := append([]string{"typed NULL"}, ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeNull, ranger.MaskTypeDateShowYear)
 	checked := 0
 	for i, ty := range types {
 		ct := maskColumnType(t, conn, "mask_types", fmt.Sprintf("c%d", i))
@@ -896,7 +897,7 @@ func maskTestTiming(t *testing.T, conn *pgx.Conn) {
 		ct := maskColumnType(t, conn, table, "c")
 		raw := measure("SELECT c FROM " + table)
 		line := fmt.Sprintf("%-22s raw %6.1f ms", d.name, float64(raw.Microseconds())/1000)
-		for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
+		for _, m := range []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeDateShowYear} {
 			e, err := MaskSQL(m, ct, `"c"`, MaskOptions{})
 			if err != nil {
 				t.Fatal(err)

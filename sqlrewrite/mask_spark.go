@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // Mask dialects (policy.mask-dialect).
@@ -56,7 +58,7 @@ func ParseMaskDialect(d string) (string, error) {
 // maskSpark builds the spark dialect's expression for a mask type other
 // than MASK_NULL, MASK_NONE and CUSTOM.
 func maskSpark(maskType string, col ColumnType, v string, oid uint32) (string, error) {
-	if maskType == MaskTypeDateShowYear {
+	if maskType == ranger.MaskTypeDateShowYear {
 		return sparkDateTrunc(col, v, oid)
 	}
 	text, ok := sparkText(v, oid, col.TypMod)
@@ -68,16 +70,16 @@ func maskSpark(maskType string, col ColumnType, v string, oid uint32) (string, e
 	}
 	var body string
 	switch maskType {
-	case MaskTypeMask:
+	case ranger.MaskTypeMask:
 		body = sparkClasses(text)
-	case MaskTypeShowLast4:
+	case ranger.MaskTypeShowLast4:
 		// Spark's left() of a negative length is '', PostgreSQL's drops
 		// characters from the end: hence greatest().
 		head := maskFn("left", text, "GREATEST("+maskOp(maskFn("length", text), "-", "4")+", 0)")
 		body = maskOp(sparkClasses(head), "||", maskFn("right", text, "4"))
-	case MaskTypeShowFirst4:
+	case ranger.MaskTypeShowFirst4:
 		body = sparkShowFirst4(text)
-	case MaskTypeHash:
+	case ranger.MaskTypeHash:
 		body = maskFn("md5", text)
 	default:
 		return "", fmt.Errorf("%w: %q", ErrUnmappableMask, maskType)

@@ -13,9 +13,10 @@ import (
 
 	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
 )
 
-var maskAllTypes = []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeNull, MaskTypeDateShowYear}
+var maskAllTypes = []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeNull, ranger.MaskTypeDateShowYear}
 
 // maskTestColumns are the column types the builder masks.
 var maskTestColumns = map[string]ColumnType{
@@ -32,7 +33,7 @@ var maskTestColumns = map[string]ColumnType{
 
 func TestMaskSQLErrors(t *testing.T) {
 	col := maskTestColumns["text"]
-	for _, m := range []string{MaskTypeNone, MaskTypeCustom} {
+	for _, m := range []string{ranger.MaskTypeNone, ranger.MaskTypeCustom} {
 		_, err := MaskSQL(m, col, `"c"`, MaskOptions{})
 		if !errors.Is(err, ErrMaskNotBuilt) || errors.Is(err, ErrUnmappableMask) {
 			t.Errorf("%s: %v, want ErrMaskNotBuilt", m, err)
@@ -43,22 +44,22 @@ func TestMaskSQLErrors(t *testing.T) {
 			t.Errorf("%q: %v, want ErrUnmappableMask", m, err)
 		}
 	}
-	if _, err := MaskSQL(MaskTypeHash, col, `"c"`, MaskOptions{HashAlgo: "md5"}); err == nil || errors.Is(err, ErrUnmappableMask) {
+	if _, err := MaskSQL(ranger.MaskTypeHash, col, `"c"`, MaskOptions{HashAlgo: "md5"}); err == nil || errors.Is(err, ErrUnmappableMask) {
 		t.Errorf("md5: %v, want a configuration error", err)
 	}
 	// the algorithm only matters to MASK_HASH on strings
-	if _, err := MaskSQL(MaskTypeMask, col, `"c"`, MaskOptions{HashAlgo: "md5"}); err != nil {
+	if _, err := MaskSQL(ranger.MaskTypeMask, col, `"c"`, MaskOptions{HashAlgo: "md5"}); err != nil {
 		t.Errorf("MASK with a bad hash option: %v", err)
 	}
 	for _, a := range []string{"", "sha256", "SHA512", " sha512 "} {
-		if _, err := MaskSQL(MaskTypeHash, col, `"c"`, MaskOptions{HashAlgo: a}); err != nil {
+		if _, err := MaskSQL(ranger.MaskTypeHash, col, `"c"`, MaskOptions{HashAlgo: a}); err != nil {
 			t.Errorf("hash algo %q: %v", a, err)
 		}
 	}
-	if _, err := MaskSQL(MaskTypeMask, col, " ", MaskOptions{}); err == nil {
+	if _, err := MaskSQL(ranger.MaskTypeMask, col, " ", MaskOptions{}); err == nil {
 		t.Error("empty column reference accepted")
 	}
-	if _, err := MaskSQL(MaskTypeMask, ColumnType{OID: 99999, BaseOID: 99999, TypMod: -1}, `"c"`, MaskOptions{}); err == nil {
+	if _, err := MaskSQL(ranger.MaskTypeMask, ColumnType{OID: 99999, BaseOID: 99999, TypMod: -1}, `"c"`, MaskOptions{}); err == nil {
 		t.Error("typed NULL without a type name accepted")
 	}
 }
@@ -117,12 +118,12 @@ func TestMaskSQLTypedNulls(t *testing.T) {
 		}
 	}
 	for name, col := range maskTestColumns {
-		got, err := MaskSQL(MaskTypeNull, col, `"c"`, MaskOptions{})
+		got, err := MaskSQL(ranger.MaskTypeNull, col, `"c"`, MaskOptions{})
 		if err != nil || got != TypedNull(col) {
 			t.Errorf("MASK_NULL on %s: %q, %v", name, got, err)
 		}
 		if strings.HasPrefix(name, "int") || name == "date" {
-			got, err := MaskSQL(MaskTypeHash, col, `"c"`, MaskOptions{})
+			got, err := MaskSQL(ranger.MaskTypeHash, col, `"c"`, MaskOptions{})
 			if err != nil || got != TypedNull(col) {
 				t.Errorf("MASK_HASH on %s: %q, %v", name, got, err)
 			}
@@ -147,7 +148,7 @@ func TestMaskSQLShape(t *testing.T) {
 			}
 		}
 	}
-	s := get(MaskTypeMask, "text", MaskOptions{})
+	s := get(ranger.MaskTypeMask, "text", MaskOptions{})
 	expect("text MASK", s, `("ssn")`, `COLLATE pg_catalog."und-x-icu"`, "pg_catalog.translate(", // ASCII path
 		// the general path never touches supplementary characters nor the
 		// letters newer than Java 17's Unicode 13
@@ -156,26 +157,26 @@ func TestMaskSQLShape(t *testing.T) {
 	if !strings.HasSuffix(s, `COLLATE pg_catalog."default"`) {
 		t.Errorf("text MASK does not end with the default collation: %s", s)
 	}
-	s = get(MaskTypeShowLast4, "char(8)", MaskOptions{})
+	s = get(ranger.MaskTypeShowLast4, "char(8)", MaskOptions{})
 	expect("char(8) SHOW_LAST_4", s, `pg_catalog.rpad(("ssn")::pg_catalog.text, 8)`, "::pg_catalog.bpchar(8)",
 		"pg_catalog.left(", "-4)", "pg_catalog.right(", `E'\\1\\1'`)
-	s = get(MaskTypeShowFirst4, "varchar(20)", MaskOptions{})
+	s = get(ranger.MaskTypeShowFirst4, "varchar(20)", MaskOptions{})
 	expect("varchar(20) SHOW_FIRST_4", s, "pg_catalog.substr(", ", 5)", "::pg_catalog.varchar(20)")
-	s = get(MaskTypeHash, "varchar(20)", MaskOptions{})
+	s = get(ranger.MaskTypeHash, "varchar(20)", MaskOptions{})
 	expect("varchar(20) HASH", s, "pg_catalog.sha256(pg_catalog.convert_to(", "'UTF8'", "'hex'", "::pg_catalog.varchar(20)")
-	s = get(MaskTypeHash, "text", MaskOptions{HashAlgo: "sha512"})
+	s = get(ranger.MaskTypeHash, "text", MaskOptions{HashAlgo: "sha512"})
 	expect("text HASH sha512", s, "pg_catalog.sha512(")
-	s = get(MaskTypeHash, "bpchar", MaskOptions{})
+	s = get(ranger.MaskTypeHash, "bpchar", MaskOptions{})
 	expect("bpchar HASH", s, "::pg_catalog._bpchar)[1]")
-	s = get(MaskTypeShowLast4, "int8", MaskOptions{})
+	s = get(ranger.MaskTypeShowLast4, "int8", MaskOptions{})
 	expect("int8 SHOW_LAST_4", s, "'-9223372036854775808'::pg_catalog.int8", "-1111111111111104192", "::pg_catalog.int8")
-	s = get(MaskTypeShowFirst4, "int4", MaskOptions{})
+	s = get(ranger.MaskTypeShowFirst4, "int4", MaskOptions{})
 	expect("int4 SHOW_FIRST_4", s, "2146888889", "::pg_catalog.int4")
-	s = get(MaskTypeMask, "int2", MaskOptions{})
+	s = get(ranger.MaskTypeMask, "int2", MaskOptions{})
 	expect("int2 MASK", s, "11111", "::pg_catalog.int2")
-	s = get(MaskTypeMask, "date", MaskOptions{})
+	s = get(ranger.MaskTypeMask, "date", MaskOptions{})
 	expect("date MASK", s, "'0001-01-01 BC'::pg_catalog.date")
-	s = get(MaskTypeDateShowYear, "date", MaskOptions{})
+	s = get(ranger.MaskTypeDateShowYear, "date", MaskOptions{})
 	expect("date SHOW_YEAR", s, "pg_catalog.isfinite(", "pg_catalog.make_date(", "'4713-01-01 BC'")
 }
 
@@ -198,7 +199,7 @@ func TestMaskIntMinimumConstants(t *testing.T) {
 		if d := len(strconv.FormatInt(c.min, 10)) - 1; d != it.digits {
 			t.Errorf("%s: %d digits, builder says %d", c.pgType, d, it.digits)
 		}
-		for m, want := range map[string]string{MaskTypeShowLast4: it.minLast, MaskTypeShowFirst4: it.minFirst} {
+		for m, want := range map[string]string{ranger.MaskTypeShowLast4: it.minLast, ranger.MaskTypeShowFirst4: it.minFirst} {
 			got, err := hive.MaskPG(context.Background(), interop.PGMaskRequest{Transformer: tr[m], PGType: c.pgType, Values: []*string{&it.min}})
 			if err != nil {
 				t.Fatal(err)
@@ -296,20 +297,20 @@ func maskCheckQualified(t *testing.T, what string, m protoreflect.Message) {
 func TestMaskSQLSparkDialect(t *testing.T) {
 	spark := MaskOptions{Dialect: "spark"}
 	text := ColumnType{OID: 25, TypMod: -1, SQLName: "text"}
-	got, err := MaskSQL(MaskTypeHash, text, `"email"`, spark)
+	got, err := MaskSQL(ranger.MaskTypeHash, text, `"email"`, spark)
 	if err != nil || got != `(pg_catalog.md5(("email")::pg_catalog.text)) COLLATE pg_catalog."default"` {
 		t.Errorf("MASK_HASH: %q, %v", got, err)
 	}
-	if got, err := MaskSQL(MaskTypeMask, ColumnType{OID: 701, TypMod: -1, SQLName: "double precision"}, `"x"`, spark); err != nil || got != "NULL::pg_catalog.float8" {
+	if got, err := MaskSQL(ranger.MaskTypeMask, ColumnType{OID: 701, TypMod: -1, SQLName: "double precision"}, `"x"`, spark); err != nil || got != "NULL::pg_catalog.float8" {
 		t.Errorf("MASK on float8: %q, %v", got, err)
 	}
-	if _, err := MaskSQL(MaskTypeDateShowYear, ColumnType{OID: 23, TypMod: -1, SQLName: "integer"}, `"x"`, spark); err == nil || !strings.Contains(err.Error(), "date_trunc") {
+	if _, err := MaskSQL(ranger.MaskTypeDateShowYear, ColumnType{OID: 23, TypMod: -1, SQLName: "integer"}, `"x"`, spark); err == nil || !strings.Contains(err.Error(), "date_trunc") {
 		t.Errorf("MASK_DATE_SHOW_YEAR on integer: %v, want an error naming date_trunc", err)
 	}
-	if got, _ := MaskSQL(MaskTypeMask, text, `"x"`, spark); strings.Contains(got, "und-x-icu") {
+	if got, _ := MaskSQL(ranger.MaskTypeMask, text, `"x"`, spark); strings.Contains(got, "und-x-icu") {
 		t.Errorf("the spark dialect classifies ASCII only and needs no ICU: %s", got)
 	}
-	if _, err := MaskSQL(MaskTypeMask, text, `"x"`, MaskOptions{Dialect: "trino"}); err == nil {
+	if _, err := MaskSQL(ranger.MaskTypeMask, text, `"x"`, MaskOptions{Dialect: "trino"}); err == nil {
 		t.Error("an unknown dialect was accepted")
 	}
 	if d, err := ParseMaskDialect(""); err != nil || d != MaskDialectHive {

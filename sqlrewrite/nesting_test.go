@@ -23,6 +23,7 @@ import (
 	"time"
 
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"github.com/pgranger/pgranger/policy"
 )
 
 // A nestShape is one construct PostgreSQL's grammar nests, as the text
@@ -349,7 +350,7 @@ func nestingRewriter(t testing.TB) func(sql string) string {
 	return func(sql string) string {
 		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 			SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-		env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		res := rw.Rewrite(context.Background(), env, sess, sql)
 		switch {
 		case res.Err != nil:

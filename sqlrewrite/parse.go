@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgranger/pgranger/sqlrewrite/cstack"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // This file is the only one that calls pg_query's C code with SQL text or
@@ -136,14 +137,14 @@ func parseWithin(sql string, maxBytes, maxNesting int, lim NestingLimits) (*pg.P
 func deparse(tree *pg.ParseResult) (string, *Error) {
 	data, err := proto.Marshal(tree)
 	if err != nil {
-		return "", errorf(CodeFeatureNotSupported, "cannot render the rewritten statement: %v", err)
+		return "", errorf(sqlstate.FeatureNotSupported, "cannot render the rewritten statement: %v", err)
 	}
 	if e := checkTreeDepth(data, "the rewritten statement is nested too deeply to render safely", limits); e != nil {
 		return "", e
 	}
 	out, err := pgparser.DeparseFromProtobuf(data)
 	if err != nil {
-		return "", errorf(CodeFeatureNotSupported, "cannot render the rewritten statement: %v", err)
+		return "", errorf(sqlstate.FeatureNotSupported, "cannot render the rewritten statement: %v", err)
 	}
 	return out, nil
 }
@@ -167,18 +168,18 @@ func parseError(err error) *Error {
 		if strings.Contains(pe.Message, "memory exhausted") || strings.Contains(pe.Message, "stack depth") {
 			// Bison's own stack (YYMAXDEPTH) refuses deep right nesting
 			// cleanly.
-			return errorf(CodeStatementTooComplex, "statement is too complex to parse: %s", pe.Message)
+			return errorf(sqlstate.StatementTooComplex, "statement is too complex to parse: %s", pe.Message)
 		}
-		return &Error{Code: CodeSyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos)}
+		return &Error{Code: sqlstate.SyntaxError, Message: pe.Message, Position: int32(pe.Cursorpos)}
 	}
 	// Not the grammar's error: the tree could not be decoded.
-	return errorf(CodeStatementTooComplex, "statement is too complex to parse: %v", err)
+	return errorf(sqlstate.StatementTooComplex, "statement is too complex to parse: %v", err)
 }
 
 func checkTreeDepth(data []byte, refusal string, lim NestingLimits) *Error {
 	p, err := treeDepth(data)
 	if err != nil {
-		return errorf(CodeStatementTooComplex, "%s: its parse tree cannot be measured (%v)", refusal, err)
+		return errorf(sqlstate.StatementTooComplex, "%s: its parse tree cannot be measured (%v)", refusal, err)
 	}
 	if p.levels <= lim.TreeLevels {
 		return nil
@@ -187,7 +188,7 @@ func checkTreeDepth(data []byte, refusal string, lim NestingLimits) *Error {
 	if w := p.what(); w != "" {
 		what = " (" + w + " on one path)"
 	}
-	return errorf(CodeStatementTooComplex, "%s: its parse tree is %s levels deep%s; %s", refusal, thousands(p.levels), what, lim.Allowed())
+	return errorf(sqlstate.StatementTooComplex, "%s: its parse tree is %s levels deep%s; %s", refusal, thousands(p.levels), what, lim.Allowed())
 }
 
 // nodeKinds name the constructs a refusal counts along the deepest path.

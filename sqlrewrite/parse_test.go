@@ -16,6 +16,7 @@ import (
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
 	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // withLimits makes the limits those of a stack of the given size for one
@@ -34,7 +35,7 @@ func rewriteNested(t *testing.T, rw *Rewriter, subj *policy.Subject, sql string)
 	t.Helper()
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	return rw.Rewrite(context.Background(), env, sess, sql)
 }
 
@@ -81,7 +82,7 @@ func TestReportedCrashersRefused(t *testing.T) {
 	rw := New(Options{})
 	for _, c := range cases {
 		res := rewriteNested(t, rw, c.user, c.sql)
-		if res.Err == nil || res.Err.Code != CodeStatementTooComplex || res.Err.Message != c.msg {
+		if res.Err == nil || res.Err.Code != sqlstate.StatementTooComplex || res.Err.Message != c.msg {
 			t.Errorf("%s: got %+v\nwant 54001 %q", c.name, res.Err, c.msg)
 		}
 	}
@@ -111,7 +112,7 @@ func TestNestingLimitsKeepNormalSQL(t *testing.T) {
 		}
 	}
 	for _, sql := range sqls {
-		if _, err := parse(sql, 1<<20, 1000); err != nil && err.Code == CodeStatementTooComplex &&
+		if _, err := parse(sql, 1<<20, 1000); err != nil && err.Code == sqlstate.StatementTooComplex &&
 			!strings.Contains(err.Message, "listen.max-nesting-depth") {
 			t.Errorf("%.200s: %s", sql, err.Message)
 		}
@@ -131,12 +132,12 @@ func TestNestingLimitsOnCatalogAndPolicyText(t *testing.T) {
 	subj := testSubjects["bob"] // may read sales.*: the view is expanded for him
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	res := New(Options{}).Rewrite(context.Background(), env, sess, "SELECT x FROM sales.deep_view")
 	want := "pgranger: the definition of view sales.deep_view cannot be analysed (statement is nested too deeply to analyse safely: " +
 		"30,000 operators on one path could make its parse tree 60,030 levels deep; at most 512 levels are allowed with this process's 2 MiB C stack (ulimit -s)): " +
 		`access denied for user "bob"`
-	if res.Err == nil || res.Err.Code != CodeInsufficientPrivilege || res.Err.Message != want {
+	if res.Err == nil || res.Err.Code != sqlstate.InsufficientPrivilege || res.Err.Message != want {
 		t.Errorf("deep view: got %+v\nwant 42501 %q", res.Err, want)
 	}
 
@@ -158,12 +159,12 @@ func TestNestingLimitsOnCatalogAndPolicyText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env = &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env = &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	res = New(Options{}).Rewrite(context.Background(), env, sess, "SELECT id FROM sales.orders")
 	want = "pgranger: the row filter on sales.orders cannot be applied (expression is nested too deeply to analyse safely: " +
 		"30,001 operators on one path could make its parse tree 60,032 levels deep; at most 512 levels are allowed with this process's 2 MiB C stack (ulimit -s)): " +
 		`access denied for user "bob"`
-	if res.Err == nil || res.Err.Code != CodeInsufficientPrivilege || res.Err.Message != want {
+	if res.Err == nil || res.Err.Code != sqlstate.InsufficientPrivilege || res.Err.Message != want {
 		t.Errorf("deep row filter: got %+v\nwant 42501 %q", res.Err, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // policyExpr turns a Ranger row-filter or CUSTOM mask expression into an
@@ -27,29 +28,29 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprSco
 	tree, perr := parse("SELECT "+expanded, noLimit, noLimit)
 	if perr != nil {
 		msg := strings.TrimPrefix(perr.Message, "pgranger: ")
-		if perr.Code == CodeStatementTooComplex {
+		if perr.Code == sqlstate.StatementTooComplex {
 			// "statement is nested too deeply …": the limit, not the syntax.
-			return nil, errorf(CodeStatementTooComplex, "expression %s", strings.TrimPrefix(msg, "statement "))
+			return nil, errorf(sqlstate.StatementTooComplex, "expression %s", strings.TrimPrefix(msg, "statement "))
 		}
-		return nil, errorf(CodeSyntaxError, "expression does not parse: %v", msg)
+		return nil, unanalysable(sqlstate.SyntaxError, "expression does not parse: %v", msg)
 	}
 	if len(tree.Stmts) != 1 {
-		return nil, errorf(CodeSyntaxError, "expression is more than one statement")
+		return nil, errorf(sqlstate.SyntaxError, "expression is more than one statement")
 	}
 	sel := tree.Stmts[0].Stmt.GetSelectStmt()
 	if sel == nil || len(sel.TargetList) != 1 || sel.FromClause != nil || sel.WhereClause != nil ||
 		sel.GroupClause != nil || sel.HavingClause != nil || sel.WindowClause != nil || sel.SortClause != nil ||
 		sel.DistinctClause != nil || sel.LimitCount != nil || sel.LimitOffset != nil || sel.LockingClause != nil ||
 		sel.IntoClause != nil || sel.WithClause != nil || sel.ValuesLists != nil || sel.Op != pg.SetOperation_SETOP_NONE {
-		return nil, errorf(CodeSyntaxError, "expression is not a single expression")
+		return nil, errorf(sqlstate.SyntaxError, "expression is not a single expression")
 	}
 	rt := sel.TargetList[0].GetResTarget()
 	if rt == nil || rt.Name != "" || rt.Val == nil {
-		return nil, errorf(CodeSyntaxError, "expression is not a single expression")
+		return nil, errorf(sqlstate.SyntaxError, "expression is not a single expression")
 	}
 	expr := rt.Val
 	if name := foreignColumn(expr, rel); name != "" {
-		return nil, errorf(CodeInsufficientPrivilege, "%s is not a column of %s.%s", name, rel.Schema, rel.Name)
+		return nil, errorf(sqlstate.InsufficientPrivilege, "%s is not a column of %s.%s", name, rel.Schema, rel.Name)
 	}
 	ctes := map[string]bool{}
 	walkNodes(expr, func(n *pg.Node) bool {
@@ -69,7 +70,7 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprSco
 		case *pg.Node_ParamRef:
 			// Nothing binds $n in a policy expression (and a literal
 			// template counts on the user's placeholders being the only ones).
-			failure = errorf(CodeSyntaxError, "expression has a parameter ($%d)", v.ParamRef.Number)
+			failure = errorf(sqlstate.SyntaxError, "expression has a parameter ($%d)", v.ParamRef.Number)
 			return false
 		case *pg.Node_SqlvalueFunction:
 			r.sessionValue(n, v.SqlvalueFunction)
@@ -89,7 +90,7 @@ func (r *stmtRewriter) policyExpr(text string, rel *catalog.Relation, sc exprSco
 			if found, ok := r.snap.Resolve(rv.Relname, r.sess.DefaultSearchPath, r.sess.Subject.User); ok {
 				rv.Schemaname = found.Schema
 			} else {
-				failure = errorf(CodeUndefinedTable, "relation %q in the expression does not exist", rv.Relname)
+				failure = errorf(sqlstate.UndefinedTable, "relation %q in the expression does not exist", rv.Relname)
 			}
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgranger/pgranger/sqlstate"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -177,7 +178,7 @@ func (r *stmtRewriter) prepareClass(n *pg.Node) {
 func (r *stmtRewriter) prepareStatement(p *pg.PrepareStmt) {
 	user := r.sess.Subject.User
 	if p.Query == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "PREPARE without a statement"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "PREPARE without a statement"))
 		return
 	}
 	switch p.Query.Node.(type) {
@@ -199,11 +200,11 @@ func (r *stmtRewriter) prepareStatement(p *pg.PrepareStmt) {
 		// The same text again is the extended protocol checking it once
 		// more before it runs (or a real duplicate, which the backend's
 		// placeholder then refuses as PostgreSQL would).
-		r.fail(&Error{Code: "42P05", Message: "prepared statement \"" + p.Name + "\" already exists"})
+		r.fail(&Error{Code: sqlstate.DuplicatePreparedStatement, Message: "prepared statement \"" + p.Name + "\" already exists"})
 		return
 	}
 	if r.prep.lookup(p.Name) == nil && r.prep.count() >= maxSQLPrepared {
-		r.fail(errorf(CodeProgramLimitExceeded, "a session may prepare at most %d statements with SQL PREPARE through pgranger", maxSQLPrepared))
+		r.fail(errorf(sqlstate.ProgramLimitExceeded, "a session may prepare at most %d statements with SQL PREPARE through pgranger", maxSQLPrepared))
 		return
 	}
 	r.query(p.Query)
@@ -247,12 +248,12 @@ func (r *stmtRewriter) executeStatement(n *pg.Node) {
 	r.prep.touched = true
 	stored := r.prep.live(e.Name)
 	if stored == nil {
-		r.fail(&Error{Code: "26000", Message: "prepared statement \"" + e.Name + "\" does not exist",
+		r.fail(&Error{Code: sqlstate.InvalidSQLStatementName, Message: "prepared statement \"" + e.Name + "\" does not exist",
 			Hint: "pgranger executes with SQL EXECUTE only statements prepared with SQL PREPARE in the same session; statements prepared through the extended protocol are executed with Bind."})
 		return
 	}
 	if len(e.Params) != stored.argc {
-		r.fail(&Error{Code: CodeSyntaxError, Message: "wrong number of parameters for prepared statement \"" + e.Name + "\"",
+		r.fail(&Error{Code: sqlstate.SyntaxError, Message: "wrong number of parameters for prepared statement \"" + e.Name + "\"",
 			Detail: "Expected " + strconv.Itoa(stored.argc) + " parameters but got " + strconv.Itoa(len(e.Params)) + "."})
 		return
 	}
@@ -264,12 +265,12 @@ func (r *stmtRewriter) executeStatement(n *pg.Node) {
 	}
 	tree, err := parse(stored.text, noLimit, noLimit)
 	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetPrepareStmt() == nil {
-		r.fail(errorf(CodeFeatureNotSupported, "the prepared statement %q cannot be read back", e.Name))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "the prepared statement %q cannot be read back", e.Name))
 		return
 	}
 	p := tree.Stmts[0].Stmt.GetPrepareStmt()
 	if !bindParams(p.Query, e.Params, p.Argtypes) {
-		r.fail(errorf(CodeFeatureNotSupported, "the arguments of prepared statement %q cannot be placed in it", e.Name))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "the arguments of prepared statement %q cannot be placed in it", e.Name))
 		return
 	}
 	n.Node = p.Query.Node
@@ -302,9 +303,9 @@ func (r *stmtRewriter) checkExecuteArg(arg *pg.Node) *Error {
 			walkNodes(v.XmlSerialize.Expr, visit)
 			return false
 		case *pg.Node_SubLink:
-			found = &Error{Code: CodeFeatureNotSupported, Message: "cannot use subquery in EXECUTE parameter", Position: v.SubLink.Location + 1}
+			found = &Error{Code: sqlstate.FeatureNotSupported, Message: "cannot use subquery in EXECUTE parameter", Position: v.SubLink.Location + 1}
 		case *pg.Node_ParamRef:
-			found = &Error{Code: "42P02", Message: "there is no parameter $" + strconv.Itoa(int(v.ParamRef.Number)), Position: v.ParamRef.Location + 1}
+			found = &Error{Code: sqlstate.UndefinedParameter, Message: "there is no parameter $" + strconv.Itoa(int(v.ParamRef.Number)), Position: v.ParamRef.Location + 1}
 		case *pg.Node_ColumnRef:
 			found = r.missingColumnError(v.ColumnRef)
 		}
@@ -326,22 +327,22 @@ func (r *stmtRewriter) missingColumnError(cr *pg.ColumnRef) *Error {
 	}
 	pos := cr.Location + 1
 	missingTable := func(name string) *Error {
-		return &Error{Code: CodeUndefinedTable, Message: "missing FROM-clause entry for table \"" + name + "\"", Position: pos}
+		return &Error{Code: sqlstate.UndefinedTable, Message: "missing FROM-clause entry for table \"" + name + "\"", Position: pos}
 	}
 	switch len(names) {
 	case 1:
-		return &Error{Code: "42703", Message: "column \"" + names[0] + "\" does not exist", Position: pos}
+		return &Error{Code: sqlstate.UndefinedColumn, Message: "column \"" + names[0] + "\" does not exist", Position: pos}
 	case 2:
 		return missingTable(names[0])
 	case 3:
 		return missingTable(names[1])
 	case 4:
 		if names[0] != r.sess.Database {
-			return &Error{Code: CodeFeatureNotSupported, Message: "cross-database references are not implemented: " + strings.Join(names, "."), Position: pos}
+			return &Error{Code: sqlstate.FeatureNotSupported, Message: "cross-database references are not implemented: " + strings.Join(names, "."), Position: pos}
 		}
 		return missingTable(names[2])
 	}
-	return &Error{Code: CodeSyntaxError, Message: "improper qualified name (too many dotted names): " + strings.Join(names, "."), Position: pos}
+	return &Error{Code: sqlstate.SyntaxError, Message: "improper qualified name (too many dotted names): " + strings.Join(names, "."), Position: pos}
 }
 
 // bindParams puts the arguments of EXECUTE in place of $1…$n in q, each

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgranger/pgranger/policy"
 )
 
 // TestRangeHintImpliedPostgres checks on PostgreSQL the implication the
@@ -74,7 +76,7 @@ func TestRangeHintPlanPostgres(t *testing.T) {
 	subj := testSubjects["frank"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 		SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	sql := "SELECT count(*) FROM hr.employees WHERE hire_date >= DATE '1994-01-01' AND hire_date < DATE '1994-01-01' + INTERVAL '1' MONTH"
 	res := New(Options{}).Rewrite(ctx, env, sess, sql)
 	if res.Err != nil {

@@ -254,11 +254,7 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 		}
 		// The mask is needed even for a column the user may not select:
 		// read through a view (which grants access), it still applies.
-		if rctx == nil {
-			p.masks[i] = eng.Mask(subj, cr, r.env.Now)
-		} else {
-			p.masks[i] = eng.MaskWithContext(subj, cr, r.env.Now, rctx)
-		}
+		p.masks[i] = eng.Evaluate(&policy.Request{Subject: subj, Hive: cr, At: r.env.Now, Context: rctx, Want: policy.WantMask}).Mask
 		if p.masks[i].Type != "" {
 			p.wrap, p.wrapTrusted = true, true
 		}
@@ -266,11 +262,7 @@ func (r *stmtRewriter) relationPolicy(rel *catalog.Relation) *relPolicy {
 	if rel.StoredMaskColumns != nil {
 		r.capStoredMasks(p)
 	}
-	if rctx == nil {
-		p.filter = eng.RowFilter(subj, res, r.env.Now)
-	} else {
-		p.filter = eng.RowFilterWithContext(subj, res, r.env.Now, rctx)
-	}
+	p.filter = eng.Evaluate(&policy.Request{Subject: subj, Hive: res, At: r.env.Now, Context: rctx, Want: policy.WantRowFilter}).RowFilter
 	if len(p.filter.Exprs) > 0 {
 		p.wrap, p.wrapTrusted = true, true
 	}

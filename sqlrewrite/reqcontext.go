@@ -7,7 +7,7 @@ import (
 // The request context of policy conditions (Ranger's
 // RangerAccessRequest.getClientIPAddress and getContext()): the client's
 // address and, for a statement, REQUESTED_RESOURCES — every table and
-// column it reads. Decisions are made without it (Engine.Access) unless
+// column it reads. Decisions are made without it (Request.Context nil) unless
 // the bundle has conditions that read it, so the common case pays nothing.
 
 // requestContext is the context of the session: the client's address,
@@ -64,9 +64,6 @@ func (r *stmtRewriter) statementContext() *policy.RequestContext {
 
 // access decides one request in the session's context.
 func (r *stmtRewriter) access(res policy.Resource, access string, ctx *policy.RequestContext) policy.Decision {
-	eng := r.env.Policy.Engine
-	if ctx == nil {
-		return eng.Access(r.sess.Subject, res, access, r.env.Now)
-	}
-	return eng.AccessWithContext(r.sess.Subject, res, access, r.env.Now, ctx)
+	return r.env.Policy.Engine.Evaluate(&policy.Request{Subject: r.sess.Subject, Hive: res, Access: access, At: r.env.Now, Context: ctx,
+		Want: policy.WantAccess}).Access
 }

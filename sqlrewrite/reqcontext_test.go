@@ -58,7 +58,7 @@ func conditionEngine(t *testing.T) *policy.Engine {
 func TestRequestContextConditions(t *testing.T) {
 	eng := conditionEngine(t)
 	rw := New(Options{})
-	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	session := func(client string) *Session {
 		subj := testSubjects["bob"]
 		return &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", ClientAddr: client,
@@ -108,7 +108,7 @@ func TestRequestContextConditions(t *testing.T) {
 // Without conditions that read the request, the client is not part of the
 // cache key and no context is built.
 func TestNoRequestContextWithoutConditions(t *testing.T) {
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog()}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog()}
 	a := &Session{IdentityKey: "x", ClientAddr: "10.0.0.1"}
 	b := &Session{IdentityKey: "x", ClientAddr: "10.0.0.2"}
 	if newCacheKey(env, a, "SELECT 1") != newCacheKey(env, b, "SELECT 1") {

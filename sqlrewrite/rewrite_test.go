@@ -450,7 +450,7 @@ func runGoldenFile(t *testing.T, eng *policy.Engine, file string) []goldenResult
 		}
 		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 			SearchPath: c.searchPath, DefaultSearchPath: []string{"$user", "public"}}
-		env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		out = append(out, goldenResult{c: c, res: New(c.opts).Rewrite(context.Background(), env, sess, c.sql)})
 	}
 	return out
@@ -529,7 +529,7 @@ func maskAbbreviations(t *testing.T) *strings.Replacer {
 			// DML masks read the column through the target's visible name
 			// (dml.go): the aliases the cases use.
 			for _, q := range []string{"", "orders", "o", "Odd Orders", "employees", "e"} {
-				for _, m := range []string{MaskTypeMask, MaskTypeShowLast4, MaskTypeShowFirst4, MaskTypeHash, MaskTypeDateShowYear} {
+				for _, m := range []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeDateShowYear} {
 					ident, label := QuoteIdent(c.Name), c.Name
 					if q != "" {
 						ident, label = QuoteIdent(q)+"."+ident, q+"."+c.Name
@@ -588,7 +588,7 @@ func diffLines(want, got string) string {
 func TestRewriteCacheKeyDefaultPath(t *testing.T) {
 	eng := testEngine(t)
 	rw := New(Options{})
-	env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	subj := testSubjects["bob"]
 	run := func(defaultPath ...string) string {
 		sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
@@ -642,7 +642,7 @@ func TestRewriteCacheFollowsValiditySchedules(t *testing.T) {
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
 	at := func(now time.Time) string {
-		res := rw.Rewrite(context.Background(), &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: now}, sess, "SELECT ssn FROM sales.orders")
+		res := rw.Rewrite(context.Background(), &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: now}, sess, "SELECT ssn FROM sales.orders")
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -668,7 +668,7 @@ func TestStampFollowsEverythingTheCacheKeysOn(t *testing.T) {
 	}
 	jan := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)
 	newEnv := func() *Env {
-		return &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: jan}
+		return &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: jan}
 	}
 	sess, env := newSess("bob"), newEnv()
 	res := rw.Rewrite(context.Background(), env, sess, "SELECT ssn FROM sales.orders WHERE id = $1")

@@ -29,8 +29,10 @@ import (
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
 
+	"github.com/pgranger/pgranger/audit"
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Options are the rewriter's fixed settings.
@@ -79,20 +81,17 @@ const (
 	DMLRowFilterApply = "apply"
 )
 
-// PolicyState is the policy side of one rewrite.
-type PolicyState struct {
-	Engine     *policy.Engine // nil when no usable bundle was ever loaded
-	Generation uint64         // changes whenever Engine changes
-	// Unavailable, when not empty, says why policies cannot be trusted
-	// (stale past cache-ttl-secs, never loaded); every governed statement is
-	// then denied with it.
-	Unavailable string
+// PolicySource gives the policies in force (in the proxy,
+// policystate.Holder); Snapshot must be cheap (it is called once per
+// message) and safe for concurrent use.
+type PolicySource interface {
+	Snapshot() policy.Snapshot
 }
 
 // Env is the shared state a rewrite reads: immutable snapshots taken by the
 // caller at the start of the statement.
 type Env struct {
-	Policy  PolicyState
+	Policy  policy.Snapshot
 	Catalog *catalog.Snapshot
 	// Refresh reloads the catalog when a name is missing; may be nil.
 	Refresh func(ctx context.Context) (*catalog.Snapshot, error)
@@ -182,6 +181,9 @@ type Result struct {
 	// (pgwire with authoring.enabled) answers it instead, and nothing of
 	// it reaches the backend either way.
 	Authoring string
+	// Audit is what the text's audit records say of its decisions, decided
+	// with them under the same policy snapshot (audit.go).
+	Audit audit.Decision
 
 	// volatile: the result depends on, or changes, the session's SQL
 	// prepared statements (prepare.go), so it is never cached.
@@ -198,8 +200,8 @@ type Result struct {
 
 // StatementInfo describes one statement for audit and metrics.
 type StatementInfo struct {
-	Kind      string // "SELECT", "SET", "BEGIN", …
-	Governed  bool   // it reads a relation Ranger governs
+	Kind      StatementKind
+	Governed  bool // it reads a relation Ranger governs
 	Resources []ResourceUse
 }
 
@@ -357,6 +359,15 @@ func (r *Result) weight() int {
 			}
 		}
 	}
+	for _, st := range r.Audit.Statements {
+		n += 48
+		for _, u := range st.Uses {
+			n += 96 + len(u.Resource) // Access, ResType and the ids are shared with Statements
+		}
+	}
+	if d := r.Audit.Denied; d != nil {
+		n += 128 + len(d.Resource) + len(d.Reason)
+	}
 	for _, v := range r.Views {
 		n += len(v.Name) + len(v.Create) + 2*len(v.Attnums)
 	}
@@ -440,7 +451,7 @@ func (rw *Rewriter) Rewrite(ctx context.Context, env *Env, sess *Session, sql st
 	r, snap = rw.rewriteText(ctx, env, sess, sql, true)
 	// A denial caused by a name the catalog did not know is not cached, so a
 	// table created a moment later is found once the catalog reloads.
-	if !r.volatile && (r.Err == nil || r.Err.Code != CodeUndefinedTable) {
+	if !r.volatile && (r.Err == nil || r.Err.Code != sqlstate.UndefinedTable) {
 		key.catalogVersion = snap.Version
 		rw.cache.Set(key, r)
 	}
@@ -464,8 +475,9 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		// A bug in the analysis must deny the statement, not kill the
 		// process with every session in it.
 		if p := recover(); p != nil {
-			res = &Result{Err: errorf(CodeInsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
+			res = &Result{Err: errorf(sqlstate.InsufficientPrivilege, "internal error while analysing the statement (%v): denied for user %q", p, sess.Subject.User)}
 		}
+		res.decideAuditOrDeny(env, sess)
 	}()
 	tree, perr := parse(sql, rw.opts.MaxStatementBytes, rw.opts.MaxNestingDepth)
 	if perr != nil {
@@ -527,16 +539,16 @@ func (rw *Rewriter) rewriteText(ctx context.Context, env *Env, sess *Session, sq
 		// ((0).f becomes 0.f): what is sent must be SQL the parser accepts.
 		again, perr := parse(out, noLimit, noLimit)
 		if perr != nil {
-			if perr.Code == CodeStatementTooComplex {
+			if perr.Code == sqlstate.StatementTooComplex {
 				return &Result{Err: perr}, snap
 			}
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}, snap
+			return &Result{Err: unanalysable(sqlstate.FeatureNotSupported, "cannot render the rewritten statement as SQL that parses again (%v); rewrite the statement", perr.Message)}, snap
 		}
 		// A text that renders differently once parsed again does not mean
 		// what the rewriter built ((0).f became 0.f, read back as "0. AS
 		// f"): refuse it rather than send something else.
 		if twice, err := deparse(again); err != nil || twice != out {
-			return &Result{Err: errorf(CodeFeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}, snap
+			return &Result{Err: errorf(sqlstate.FeatureNotSupported, "cannot render the rewritten statement unambiguously; rewrite the statement (for instance without parenthesised field selections)")}, snap
 		}
 		res.SQL = out
 	}

@@ -6,6 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // scope is one query level: the CTE names it can see and the FROM items
@@ -127,7 +128,7 @@ func (r *stmtRewriter) withClause(w *pg.WithClause, sc *scope) {
 	for _, n := range w.Ctes {
 		cte := n.GetCommonTableExpr()
 		if cte == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unexpected WITH item"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unexpected WITH item"))
 			return
 		}
 		sel := cte.Ctequery.GetSelectStmt()
@@ -168,7 +169,7 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 	case *pg.Node_RangeTableSample:
 		rv := v.RangeTableSample.Relation.GetRangeVar()
 		if rv == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "TABLESAMPLE of this kind of FROM item is not supported"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "TABLESAMPLE of this kind of FROM item is not supported"))
 			return
 		}
 		r.withSite(siteUnknown, func() { r.exprs(sc, v.RangeTableSample.Args, v.RangeTableSample.Repeatable) })
@@ -183,7 +184,7 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 		}
 		sel := sub.Subquery.GetSelectStmt()
 		if sel == nil {
-			r.fail(errorf(CodeFeatureNotSupported, "unsupported subquery in FROM"))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported subquery in FROM"))
 			return
 		}
 		body := r.selectStatement(sel, inner)
@@ -236,7 +237,7 @@ func (r *stmtRewriter) fromItem(n *pg.Node, sc *scope, out *[]*fromItem) {
 		r.withSite(siteUnknown, func() { r.exprs(sc, n) })
 		*out = append(*out, &fromItem{contained: append([]*relRef(nil), r.refs[first:]...), at: r.barrier().level})
 	default:
-		r.fail(errorf(CodeFeatureNotSupported, "unsupported FROM item"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "unsupported FROM item"))
 	}
 }
 
@@ -257,7 +258,7 @@ func (r *stmtRewriter) checkNameConflicts(items []*fromItem) {
 			if prev, dup := seen[it.visible]; dup && prev != it {
 				for _, x := range []*fromItem{prev, it} {
 					if ref := x.ref; ref != nil && ref.unaliased && ref.pol != nil && ref.pol.wrap && !ref.pol.super {
-						r.fail(errorf(CodeFeatureNotSupported, "two FROM items are named %s; pgranger rewrites %s.%s for user %q (select) as a subquery named %s: give the tables aliases",
+						r.fail(errorf(sqlstate.FeatureNotSupported, "two FROM items are named %s; pgranger rewrites %s.%s for user %q (select) as a subquery named %s: give the tables aliases",
 							it.visible, ref.rel.Schema, ref.rel.Name, r.sess.Subject.User, it.visible))
 						return
 					}
@@ -417,7 +418,7 @@ func (r *stmtRewriter) rangeVar(node *pg.Node, rv *pg.RangeVar, sample *pg.Range
 	r.refs = append(r.refs, ref)
 	if rel.Kind == catalog.KindView && !pol.super {
 		if sample != nil {
-			r.fail(errorf(CodeFeatureNotSupported, "TABLESAMPLE cannot be applied to view %s.%s", rel.Schema, rel.Name))
+			r.fail(errorf(sqlstate.FeatureNotSupported, "TABLESAMPLE cannot be applied to view %s.%s", rel.Schema, rel.Name))
 			return nil
 		}
 		first := len(r.refs)
@@ -441,11 +442,11 @@ const maxViewDepth = 32
 func (r *stmtRewriter) expandView(ref *relRef) *pg.SelectStmt {
 	rel := ref.rel
 	if r.trusted >= maxViewDepth {
-		r.fail(errorf(CodeStatementTooComplex, "views nested deeper than %d levels at %s.%s", maxViewDepth, rel.Schema, rel.Name))
+		r.fail(errorf(sqlstate.StatementTooComplex, "views nested deeper than %d levels at %s.%s", maxViewDepth, rel.Schema, rel.Name))
 		return nil
 	}
 	tree, err := parse(rel.ViewDef, noLimit, noLimit)
-	if err != nil && err.Code == CodeStatementTooComplex {
+	if err != nil && err.Code == sqlstate.StatementTooComplex {
 		r.fail(denyf("the definition of view %s.%s cannot be analysed (%s): access denied for user %q", rel.Schema, rel.Name, strings.TrimPrefix(err.Message, "pgranger: "), r.sess.Subject.User))
 		return nil
 	}
@@ -484,7 +485,7 @@ func (r *stmtRewriter) resolvesUnqualified(rel *catalog.Relation) bool {
 
 func (r *stmtRewriter) resolveRelation(rv *pg.RangeVar) *catalog.Relation {
 	if rv.Catalogname != "" && rv.Catalogname != r.sess.Database {
-		r.fail(errorf(CodeFeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "cross-database references are not implemented: %s.%s.%s", rv.Catalogname, rv.Schemaname, rv.Relname))
 		return nil
 	}
 	if rv.Relpersistence == "t" {
@@ -512,7 +513,7 @@ func (r *stmtRewriter) resolveRelation(rv *pg.RangeVar) *catalog.Relation {
 		if rv.Schemaname != "" {
 			name = rv.Schemaname + "." + rv.Relname
 		}
-		r.fail(&Error{Code: CodeUndefinedTable, Message: "relation \"" + name + "\" does not exist", Position: rv.Location + 1})
+		r.fail(&Error{Code: sqlstate.UndefinedTable, Message: "relation \"" + name + "\" does not exist", Position: rv.Location + 1})
 		return nil
 	}
 	return rel

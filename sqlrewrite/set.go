@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // setStatement checks SET, SET LOCAL, RESET and SET … TO DEFAULT against
@@ -43,7 +44,7 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 		return nil
 	}
 	if s.IsLocal {
-		return errorf(CodeFeatureNotSupported, "SET LOCAL search_path is not supported through pgranger; use SET search_path")
+		return errorf(sqlstate.FeatureNotSupported, "SET LOCAL search_path is not supported through pgranger; use SET search_path")
 	}
 	switch s.Kind {
 	case pg.VariableSetKind_VAR_SET_VALUE:
@@ -51,7 +52,7 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 		for _, a := range s.Args {
 			c := a.GetAConst()
 			if c == nil || c.GetSval() == nil {
-				return errorf(CodeFeatureNotSupported, "search_path must be a list of schema names")
+				return errorf(sqlstate.FeatureNotSupported, "search_path must be a list of schema names")
 			}
 			path = append(path, c.GetSval().Sval)
 		}
@@ -63,7 +64,7 @@ func (r *stmtRewriter) setStatement(s *pg.VariableSetStmt) *Error {
 		r.newSearchPath = r.sess.DefaultSearchPath
 	case pg.VariableSetKind_VAR_SET_CURRENT:
 	default:
-		return errorf(CodeFeatureNotSupported, "this form of SET search_path is not supported through pgranger")
+		return errorf(sqlstate.FeatureNotSupported, "this form of SET search_path is not supported through pgranger")
 	}
 	if r.newSearchPath != nil {
 		r.searchPath = r.newSearchPath

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // set_config is a function, so it can run anywhere in a query — once, per
@@ -61,7 +62,7 @@ func (r *stmtRewriter) setConfigSearchPath(fc *pg.FuncCall) *Error {
 		return nil // not constants: checkFunction denies the call
 	}
 	if local {
-		return errorf(CodeFeatureNotSupported, "set_config('search_path', …, true) is not supported through pgranger; use set_config('search_path', …, false) or SET search_path")
+		return errorf(sqlstate.FeatureNotSupported, "set_config('search_path', …, true) is not supported through pgranger; use set_config('search_path', …, false) or SET search_path")
 	}
 	path, err := splitIdentifierList(value)
 	if err != "" {

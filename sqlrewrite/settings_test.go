@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // The settings list decides exactly what a user is told: the SQLSTATE,
@@ -67,7 +69,7 @@ func TestSettingsListDecisions(t *testing.T) {
 			t.Errorf("%s: refused: %v", c.name, got)
 		case c.want != nil && got == nil:
 			t.Errorf("%s: allowed, want %q", c.name, c.want.msg)
-		case c.want != nil && (got.Code != CodeInsufficientPrivilege || got.Message != c.want.msg || got.Hint != c.want.hint):
+		case c.want != nil && (got.Code != sqlstate.InsufficientPrivilege || got.Message != c.want.msg || got.Hint != c.want.hint):
 			t.Errorf("%s:\n got %s %q hint %q\nwant 42501 %q hint %q", c.name, got.Code, got.Message, got.Hint, c.want.msg, c.want.hint)
 		}
 	}
@@ -92,7 +94,7 @@ func TestCheckStartupSetting(t *testing.T) {
 		{"session_authorization", "postgres", `pgranger: setting session_authorization cannot be changed through pgranger (user "teller")`},
 	} {
 		err := rw.CheckStartupSetting("teller", bad.name, bad.value)
-		if err == nil || err.Code != CodeInsufficientPrivilege || err.Message != bad.msg {
+		if err == nil || err.Code != sqlstate.InsufficientPrivilege || err.Message != bad.msg {
 			t.Errorf("%s=%s: %v, want 42501 %q", bad.name, bad.value, err, bad.msg)
 		}
 	}

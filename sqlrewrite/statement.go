@@ -223,201 +223,201 @@ func leftmostSelect(s *pg.SelectStmt) *pg.SelectStmt {
 
 // statementKind names a statement the way PostgreSQL's command tags do
 // ("INSERT", "CREATE TABLE"), for messages and audit.
-func statementKind(n *pg.Node) string {
+func statementKind(n *pg.Node) StatementKind {
 	switch v := n.Node.(type) {
 	case *pg.Node_SelectStmt:
 		if v.SelectStmt.IntoClause != nil {
-			return "SELECT INTO"
+			return KindSelectInto
 		}
-		return "SELECT"
+		return KindSelect
 	case *pg.Node_InsertStmt:
-		return "INSERT"
+		return KindInsert
 	case *pg.Node_UpdateStmt:
-		return "UPDATE"
+		return KindUpdate
 	case *pg.Node_DeleteStmt:
-		return "DELETE"
+		return KindDelete
 	case *pg.Node_MergeStmt:
-		return "MERGE"
+		return KindMerge
 	case *pg.Node_VariableSetStmt:
 		if v.VariableSetStmt.Kind == pg.VariableSetKind_VAR_RESET || v.VariableSetStmt.Kind == pg.VariableSetKind_VAR_RESET_ALL {
-			return "RESET"
+			return KindReset
 		}
-		return "SET"
+		return KindSet
 	case *pg.Node_VariableShowStmt:
-		return "SHOW"
+		return KindShow
 	case *pg.Node_TransactionStmt:
 		switch v.TransactionStmt.Kind {
 		case pg.TransactionStmtKind_TRANS_STMT_BEGIN:
-			return "BEGIN"
+			return KindBegin
 		case pg.TransactionStmtKind_TRANS_STMT_START:
-			return "START TRANSACTION"
+			return KindStartTransaction
 		case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
-			return "COMMIT"
+			return KindCommit
 		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-			return "ROLLBACK"
+			return KindRollback
 		case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-			return "SAVEPOINT"
+			return KindSavepoint
 		case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
-			return "RELEASE"
+			return KindRelease
 		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-			return "ROLLBACK"
+			return KindRollback
 		case pg.TransactionStmtKind_TRANS_STMT_PREPARE:
-			return "PREPARE TRANSACTION"
+			return KindPrepareTransaction
 		case pg.TransactionStmtKind_TRANS_STMT_COMMIT_PREPARED:
-			return "COMMIT PREPARED"
+			return KindCommitPrepared
 		case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_PREPARED:
-			return "ROLLBACK PREPARED"
+			return KindRollbackPrepared
 		}
-		return "TRANSACTION"
+		return KindTransaction
 	case *pg.Node_CreateStmt:
-		return "CREATE TABLE"
+		return KindCreateTable
 	case *pg.Node_CreateTableAsStmt:
 		if v.CreateTableAsStmt.Objtype == pg.ObjectType_OBJECT_MATVIEW {
-			return "CREATE MATERIALIZED VIEW"
+			return KindCreateMaterializedView
 		}
-		return "CREATE TABLE AS"
+		return KindCreateTableAs
 	case *pg.Node_ViewStmt:
-		return "CREATE VIEW"
+		return KindCreateView
 	case *pg.Node_DropStmt:
 		if v.DropStmt.RemoveType == pg.ObjectType_OBJECT_POLICY {
-			return "DROP POLICY"
+			return KindDropPolicy
 		}
-		return "DROP"
+		return KindDrop
 	case *pg.Node_AlterTableStmt:
-		return "ALTER TABLE"
+		return KindAlterTable
 	case *pg.Node_TruncateStmt:
-		return "TRUNCATE"
+		return KindTruncate
 	case *pg.Node_CopyStmt:
-		return "COPY"
+		return KindCopy
 	case *pg.Node_ExplainStmt:
-		return "EXPLAIN"
+		return KindExplain
 	case *pg.Node_PrepareStmt:
-		return "PREPARE"
+		return KindPrepare
 	case *pg.Node_ExecuteStmt:
-		return "EXECUTE"
+		return KindExecute
 	case *pg.Node_DeclareCursorStmt:
-		return "DECLARE CURSOR"
+		return KindDeclareCursor
 	case *pg.Node_FetchStmt:
 		if v.FetchStmt.Ismove {
-			return "MOVE"
+			return KindMove
 		}
-		return "FETCH"
+		return KindFetch
 	case *pg.Node_ClosePortalStmt:
-		return "CLOSE"
+		return KindClose
 	case *pg.Node_DoStmt:
-		return "DO"
+		return KindDo
 	case *pg.Node_CreateFunctionStmt:
-		return "CREATE FUNCTION"
+		return KindCreateFunction
 	case *pg.Node_CallStmt:
-		return "CALL"
+		return KindCall
 	case *pg.Node_DiscardStmt:
-		return "DISCARD"
+		return KindDiscard
 	case *pg.Node_DeallocateStmt:
-		return "DEALLOCATE"
+		return KindDeallocate
 	case *pg.Node_ListenStmt:
-		return "LISTEN"
+		return KindListen
 	case *pg.Node_UnlistenStmt:
-		return "UNLISTEN"
+		return KindUnlisten
 	case *pg.Node_NotifyStmt:
-		return "NOTIFY"
+		return KindNotify
 	case *pg.Node_GrantStmt:
 		if !v.GrantStmt.IsGrant {
-			return "REVOKE"
+			return KindRevoke
 		}
-		return "GRANT"
+		return KindGrant
 	case *pg.Node_RenameStmt:
 		if v.RenameStmt.RenameType == pg.ObjectType_OBJECT_POLICY {
-			return "ALTER POLICY"
+			return KindAlterPolicy
 		}
 	case *pg.Node_CreatePolicyStmt:
-		return "CREATE POLICY"
+		return KindCreatePolicy
 	case *pg.Node_AlterPolicyStmt:
-		return "ALTER POLICY"
+		return KindAlterPolicy
 	case *pg.Node_GrantRoleStmt:
-		return "GRANT ROLE"
+		return KindGrantRole
 	case *pg.Node_CreateRoleStmt:
-		return "CREATE ROLE"
+		return KindCreateRole
 	case *pg.Node_AlterSystemStmt:
-		return "ALTER SYSTEM"
+		return KindAlterSystem
 	case *pg.Node_LoadStmt:
-		return "LOAD"
+		return KindLoad
 	case *pg.Node_VacuumStmt:
 		if !v.VacuumStmt.IsVacuumcmd {
-			return "ANALYZE"
+			return KindAnalyze
 		}
-		return "VACUUM"
+		return KindVacuum
 	case *pg.Node_LockStmt:
-		return "LOCK"
+		return KindLock
 	case *pg.Node_CreateSchemaStmt:
-		return "CREATE SCHEMA"
+		return KindCreateSchema
 	case *pg.Node_IndexStmt:
-		return "CREATE INDEX"
+		return KindCreateIndex
 	case *pg.Node_RuleStmt:
-		return "CREATE RULE"
+		return KindCreateRule
 	case *pg.Node_CreateTrigStmt:
-		return "CREATE TRIGGER"
+		return KindCreateTrigger
 	case *pg.Node_RefreshMatViewStmt:
-		return "REFRESH MATERIALIZED VIEW"
+		return KindRefreshMaterializedView
 	case *pg.Node_CheckPointStmt:
-		return "CHECKPOINT"
+		return KindCheckpoint
 	case *pg.Node_SecLabelStmt:
-		return "SECURITY LABEL"
+		return KindSecurityLabel
 	case *pg.Node_ConstraintsSetStmt:
-		return "SET CONSTRAINTS"
+		return KindSetConstraints
 	case *pg.Node_CreatedbStmt:
-		return "CREATE DATABASE"
+		return KindCreateDatabase
 	case *pg.Node_DropdbStmt:
-		return "DROP DATABASE"
+		return KindDropDatabase
 	case *pg.Node_AlterDatabaseStmt, *pg.Node_AlterDatabaseSetStmt, *pg.Node_AlterDatabaseRefreshCollStmt:
-		return "ALTER DATABASE"
+		return KindAlterDatabase
 	case *pg.Node_CreateTableSpaceStmt:
-		return "CREATE TABLESPACE"
+		return KindCreateTablespace
 	case *pg.Node_DropTableSpaceStmt:
-		return "DROP TABLESPACE"
+		return KindDropTablespace
 	case *pg.Node_AlterTableSpaceOptionsStmt:
-		return "ALTER TABLESPACE"
+		return KindAlterTablespace
 	case *pg.Node_CreatePlangStmt:
-		return "CREATE LANGUAGE"
+		return KindCreateLanguage
 	case *pg.Node_CreateFdwStmt:
-		return "CREATE FOREIGN DATA WRAPPER"
+		return KindCreateForeignDataWrapper
 	case *pg.Node_AlterFdwStmt:
-		return "ALTER FOREIGN DATA WRAPPER"
+		return KindAlterForeignDataWrapper
 	case *pg.Node_CreateForeignServerStmt:
-		return "CREATE SERVER"
+		return KindCreateServer
 	case *pg.Node_AlterForeignServerStmt:
-		return "ALTER SERVER"
+		return KindAlterServer
 	case *pg.Node_CreateSeqStmt:
-		return "CREATE SEQUENCE"
+		return KindCreateSequence
 	case *pg.Node_AlterSeqStmt:
-		return "ALTER SEQUENCE"
+		return KindAlterSequence
 	case *pg.Node_CreateStatsStmt:
-		return "CREATE STATISTICS"
+		return KindCreateStatistics
 	case *pg.Node_AlterStatsStmt:
-		return "ALTER STATISTICS"
+		return KindAlterStatistics
 	case *pg.Node_CreateEventTrigStmt:
-		return "CREATE EVENT TRIGGER"
+		return KindCreateEventTrigger
 	case *pg.Node_AlterEventTrigStmt:
-		return "ALTER EVENT TRIGGER"
+		return KindAlterEventTrigger
 	case *pg.Node_CreateAmStmt:
-		return "CREATE ACCESS METHOD"
+		return KindCreateAccessMethod
 	case *pg.Node_CreateOpClassStmt:
-		return "CREATE OPERATOR CLASS"
+		return KindCreateOperatorClass
 	case *pg.Node_CreateOpFamilyStmt:
-		return "CREATE OPERATOR FAMILY"
+		return KindCreateOperatorFamily
 	case *pg.Node_AlterOpFamilyStmt:
-		return "ALTER OPERATOR FAMILY"
+		return KindAlterOperatorFamily
 	case *pg.Node_CompositeTypeStmt, *pg.Node_CreateEnumStmt, *pg.Node_CreateRangeStmt:
-		return "CREATE TYPE"
+		return KindCreateType
 	case *pg.Node_AlterTsdictionaryStmt:
-		return "ALTER TEXT SEARCH DICTIONARY"
+		return KindAlterTextSearchDictionary
 	case *pg.Node_AlterTsconfigurationStmt:
-		return "ALTER TEXT SEARCH CONFIGURATION"
+		return KindAlterTextSearchConfiguration
 	case *pg.Node_DefineStmt:
 		kind := strings.TrimPrefix(v.DefineStmt.Kind.String(), "OBJECT_")
 		if strings.HasPrefix(kind, "TS") {
 			kind = "TEXT SEARCH " + strings.TrimPrefix(kind, "TS")
 		}
-		return "CREATE " + strings.ReplaceAll(kind, "_", " ")
+		return StatementKind("CREATE " + strings.ReplaceAll(kind, "_", " "))
 	}
 	// Fall back to the node's type: Node_AlterRoleStmt → "ALTER ROLE".
 	name := strings.TrimPrefix(reflect.TypeOf(n.Node).Elem().Name(), "Node_")
@@ -429,5 +429,5 @@ func statementKind(n *pg.Node) string {
 		}
 		b.WriteRune(c)
 	}
-	return strings.ToUpper(b.String())
+	return StatementKind(strings.ToUpper(b.String()))
 }

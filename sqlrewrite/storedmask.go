@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // StoredMaskBuilder returns the builder the catalog verifies stored
@@ -96,7 +97,7 @@ func (r *stmtRewriter) capStoredMasks(p *relPolicy) {
 		if ok {
 			continue
 		}
-		p.masks[s] = policy.Mask{Type: MaskTypeNull, PolicyID: p.masks[s].PolicyID, Unmappable: true}
+		p.masks[s] = policy.Mask{Type: ranger.MaskTypeNull, PolicyID: p.masks[s].PolicyID, Unmappable: true}
 		p.wrap, p.wrapTrusted = true, true
 	}
 }

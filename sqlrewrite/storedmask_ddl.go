@@ -35,7 +35,7 @@ func StoredMaskDDL(subjects []*policy.Subject, eng *policy.Engine, snap *catalog
 			}
 			types := map[string]bool{}
 			for _, s := range subjects {
-				m := eng.Mask(s, policy.Resource{Database: db, Table: rel.Name, Column: col.Name, Owner: rel.Owner}, at)
+				m := eng.Evaluate(&policy.Request{Subject: s, Hive: policy.Resource{Database: db, Table: rel.Name, Column: col.Name, Owner: rel.Owner}, At: at, Want: policy.WantMask}).Mask
 				if !m.Unmappable && m.Type != "" {
 					types[m.Type] = true
 				}

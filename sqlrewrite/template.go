@@ -8,6 +8,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // Clients of the simple protocol (psql, pgbench -M simple, many ORMs)
@@ -301,14 +302,14 @@ func (rw *Rewriter) rewriteTemplated(ctx context.Context, env *Env, sess *Sessio
 			// count $n as a different shape from the client's literal.
 			if fp := fingerprint(sql); fp != "" {
 				r := *t.res
-				r.Fingerprint = fp
+				r.Fingerprint, r.Audit.Fingerprint = fp, fp
 				t.res = &r
 			}
 		}
 		// Not cached: a denial for a name the catalog does not know yet
 		// (a table created a moment later must be found) and anything
 		// depending on the session's prepared statements.
-		if !res.volatile && (res.Err == nil || res.Err.Code != CodeUndefinedTable) {
+		if !res.volatile && (res.Err == nil || res.Err.Code != sqlstate.UndefinedTable) {
 			key.catalogVersion = snap.Version
 			rw.templates.Set(key, t)
 		}

@@ -13,6 +13,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
 )
 
 func TestLiteralTemplate(t *testing.T) {
@@ -131,7 +132,7 @@ func TestTemplateAgreesWithExactPath(t *testing.T) {
 			for _, sql := range []string{c.sql, otherConstants(c.sql)} {
 				sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 					SearchPath: c.searchPath, DefaultSearchPath: []string{"$user", "public"}}
-				env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+				env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 				if err := templateAgrees(rw, env, sess, sql); err != nil {
 					t.Errorf("%s: %s: %v\nSQL: %s", filepath.Base(file), c.name, err, sql)
 				}
@@ -200,7 +201,7 @@ func TestTemplateKeepsLiteralTypes(t *testing.T) {
 	rw := New(Options{})
 	subj := testSubjects["bob"]
 	sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo", SearchPath: []string{"$user", "public"}, DefaultSearchPath: []string{"$user", "public"}}
-	env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, c := range []struct {
 		sql   string
 		guard bool
@@ -239,7 +240,7 @@ func TestParamTypesDecideTheBarrier(t *testing.T) {
 		{[]uint32{0}, false},
 		{[]uint32{catalog.OIDNumeric}, true},
 	} {
-		env := &Env{Policy: PolicyState{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), ParamTypes: c.types}
+		env := &Env{Policy: policy.Snapshot{Engine: testEngine(t), Generation: 1}, Catalog: testCatalog(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), ParamTypes: c.types}
 		res := rw.Rewrite(context.Background(), env, sess, "SELECT id FROM sales.orders WHERE id = $1")
 		if res.Err != nil {
 			t.Fatal(res.Err)

@@ -10,6 +10,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgranger/pgranger/catalog"
+	"github.com/pgranger/pgranger/policy"
 )
 
 // numberedCatalog is testCatalog with attnums, as a dropped column leaves
@@ -97,7 +98,7 @@ func TestViewOriginsMatchTheirDefinition(t *testing.T) {
 			subj := testSubjects[c.user]
 			sess := &Session{Subject: subj, IdentityKey: IdentityKey(subj), Database: "demo",
 				SearchPath: c.searchPath, DefaultSearchPath: []string{"$user", "public"}}
-			env := &Env{Policy: PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			env := &Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			res := New(c.opts).Rewrite(context.Background(), env, sess, c.sql)
 			for _, v := range res.Views {
 				views++

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pgranger/pgranger/catalog"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
+	"github.com/pgranger/pgranger/sqlstate"
 )
 
 // wrap replaces a governed reference with
@@ -182,7 +184,7 @@ func (r *stmtRewriter) stripQualifiedRefs(ref *relRef) bool {
 			if ref.dml != nil {
 				access = "update"
 			}
-			r.fail(errorf(CodeFeatureNotSupported, "a column reference qualified with %s.%s stands where %s names another FROM item; pgranger rewrites %s.%s for user %q (%s) and cannot keep that reference: give the table an alias",
+			r.fail(errorf(sqlstate.FeatureNotSupported, "a column reference qualified with %s.%s stands where %s names another FROM item; pgranger rewrites %s.%s for user %q (%s) and cannot keep that reference: give the table an alias",
 				rel.Schema, rel.Name, rel.Name, rel.Schema, rel.Name, r.sess.Subject.User, access))
 			return false
 		}
@@ -251,7 +253,7 @@ func (r *stmtRewriter) placeBarrier(ref *relRef, sel *pg.SelectStmt) {
 func (r *stmtRewriter) moveInto(ref *relRef, c *conjunct) *pg.Node {
 	cols, ok := r.movingCols(c)
 	if !ok {
-		r.fail(errorf(CodeFeatureNotSupported, "a condition could not be placed under its row filter"))
+		r.fail(errorf(sqlstate.FeatureNotSupported, "a condition could not be placed under its row filter"))
 		return nil
 	}
 	for _, a := range cols {
@@ -330,6 +332,24 @@ type View struct {
 	Attnums []int16
 }
 
+// LocateSQL asks for the view's OID once it is created (one row, one
+// text column), so that the origins of its result columns can be mapped.
+func (v *View) LocateSQL() string {
+	return "SELECT " + QuoteLiteral("pg_temp."+v.Name) + "::pg_catalog.regclass::pg_catalog.oid"
+}
+
+// SetSearchPathSQL is the SET of a search_path given as a startup
+// setting's raw text (a,b,"C"), which a rewrite of it checks and whose
+// Result.SearchPath is the path the session then resolves names with.
+func SetSearchPathSQL(value string) string { return "SET search_path = " + value }
+
+// SetConfigSQL applies a setting's raw text, as postgresql.conf and a
+// startup packet give it, for the session (set_config): SET name = 'a,b'
+// would make one quoted element of a list setting.
+func SetConfigSQL(name, value string) string {
+	return "SELECT pg_catalog.set_config(" + QuoteLiteral(name) + ", " + QuoteLiteral(value) + ", false)"
+}
+
 // parseTreeVersion is the parse-tree version Deparse expects of a tree
 // built by hand.
 var parseTreeVersion = func() int32 {
@@ -364,7 +384,7 @@ func (r *stmtRewriter) maskExprFor(ref *relRef, i int, ident, qualifier string) 
 	switch {
 	case m.Unmappable:
 		return parseExpr(TypedNull(ct))
-	case m.Type == "CUSTOM":
+	case m.Type == ranger.MaskTypeCustom:
 		return r.customMask(ref, col, m, qualifier)
 	}
 	text, err := MaskSQL(m.Type, ct, ident, r.rw.opts.Mask)
@@ -421,7 +441,7 @@ func columnType(c catalog.Column) ColumnType {
 func parseExpr(text string) (*pg.Node, *Error) {
 	tree, err := parse("SELECT "+text, noLimit, noLimit)
 	if err != nil {
-		return nil, errorf(CodeFeatureNotSupported, "internal expression does not parse: %v", err.Message)
+		return nil, unanalysable(sqlstate.FeatureNotSupported, "internal expression does not parse: %v", err.Message)
 	}
 	sel := tree.Stmts[0].Stmt.GetSelectStmt()
 	return sel.TargetList[0].GetResTarget().Val, nil
@@ -434,7 +454,7 @@ func parseTypeName(name string) (*pg.TypeName, *Error) {
 	}
 	tc := n.GetTypeCast()
 	if tc == nil {
-		return nil, errorf(CodeFeatureNotSupported, "cannot parse type %s", name)
+		return nil, unanalysable(sqlstate.FeatureNotSupported, "cannot parse type %s", name)
 	}
 	return tc.TypeName, nil
 }

@@ -52,7 +52,7 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policystate.Hol
 		AllowRemote: cfg.Admin.AllowRemote,
 		Log:         log,
 		Policy: func() admin.PolicyStatus {
-			st := holder.Snapshot()
+			st := holder.Status()
 			return admin.PolicyStatus{
 				Source: src.kind, Available: st.Available, Reason: st.Reason, Generation: st.Generation,
 				PolicyVersion: st.Versions.Policy, TagVersion: st.Versions.Tag, RoleVersion: st.Versions.Role, UserStoreVersion: st.Versions.UserStore,

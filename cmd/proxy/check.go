@@ -145,7 +145,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	})
 	now := time.Now()
 	sess := &sqlrewrite.Session{Subject: subj, IdentityKey: sqlrewrite.IdentityKey(subj), Database: db, SearchPath: path, DefaultSearchPath: []string{"$user", "public"}}
-	env := &sqlrewrite.Env{Policy: sqlrewrite.PolicyState{Engine: eng, Generation: 1}, Catalog: snap, Now: now}
+	env := &sqlrewrite.Env{Policy: policy.Snapshot{Engine: eng, Generation: 1}, Catalog: snap, Now: now}
 	res := rw.Rewrite(context.Background(), env, sess, sql)
 
 	c := &checkPrinter{w: stdout, eng: eng, subj: subj, snap: snap, at: now, mapping: cfg.Policy.NamespaceMapping, database: db, who: *who}
@@ -262,7 +262,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 			access = "select"
 		}
 		if len(u.Columns) == 0 {
-			d := c.eng.Access(c.subj, base, access, c.at)
+			d := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: base, Access: access, At: c.at, Want: policy.WantAccess}).Access
 			fmt.Fprintf(c.w, "    %s (table-level, no column read): %s\n", access, decisionString(d))
 		}
 		// Group columns with the same decision.
@@ -274,7 +274,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 		for _, col := range u.Columns {
 			r := base
 			r.Column = col
-			d := c.eng.Access(c.subj, r, access, c.at)
+			d := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: r, Access: access, At: c.at, Want: policy.WantAccess}).Access
 			var g *group
 			for _, x := range groups {
 				if x.d.Allowed == d.Allowed && x.d.PolicyID == d.PolicyID {
@@ -293,15 +293,15 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 		for _, col := range u.Columns {
 			r := base
 			r.Column = col
-			if !c.eng.Access(c.subj, r, access, c.at).Allowed {
+			if !c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: r, Access: access, At: c.at, Want: policy.WantAccess}).Access.Allowed {
 				continue
 			}
-			m := c.eng.Mask(c.subj, r, c.at)
+			m := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: r, At: c.at, Want: policy.WantMask}).Mask
 			if m.Type == "" {
 				continue
 			}
 			fmt.Fprintf(c.w, "    mask %s: %s", col, m.Type)
-			if m.Type == "CUSTOM" {
+			if m.Type == ranger.MaskTypeCustom {
 				fmt.Fprintf(c.w, " %q", m.ValueExpr)
 			}
 			if m.Tag != "" {
@@ -312,7 +312,7 @@ func (c *checkPrinter) statement(n int, st sqlrewrite.StatementInfo) {
 			}
 			fmt.Fprintf(c.w, " (policy %d)\n", m.PolicyID)
 		}
-		rf := c.eng.RowFilter(c.subj, base, c.at)
+		rf := c.eng.Evaluate(&policy.Request{Subject: c.subj, Hive: base, At: c.at, Want: policy.WantRowFilter}).RowFilter
 		if len(rf.Exprs) == 0 {
 			fmt.Fprintln(c.w, "    row filter: none")
 		}

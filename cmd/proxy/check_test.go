@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/pgranger/pgranger/internal/testpg"
+	"github.com/pgranger/pgranger/internal/testrepo"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
 // `pgranger check` offline: the demo configuration and policies, the
 // demo's tables declared in the example decision table.
 func TestCheckCommandOffline(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	cfg := filepath.Join(root, "examples", "pgranger.toml")
 	cat := filepath.Join(root, "examples", "policies", "decisions.yaml")
 
@@ -87,7 +88,7 @@ func TestCheckCommandOffline(t *testing.T) {
 }
 
 func TestCheckCommandErrors(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	cfg := filepath.Join(root, "examples", "pgranger.toml")
 	if code, _, errOut := runCLI("check", "--config", cfg, "SELECT 1"); code != 2 || !strings.Contains(errOut, "usage: pgranger check") {
 		t.Errorf("no user: exit %d %q", code, errOut)
@@ -129,7 +130,7 @@ func TestCheckCommandBackend(t *testing.T) {
 CREATE TABLE sales.orders (id integer, customer text, ssn text, email text, amount numeric(12,2), region text, order_date date)`); err != nil {
 		t.Fatal(err)
 	}
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	cfg := writeFile(t, t.TempDir(), "pgranger.toml", `
 [backend]
 dsn = "`+c.SuperDSN("demo")+`"
@@ -152,7 +153,7 @@ policies = "`+filepath.Join(root, "examples", "policies", "hive.json")+`"
 // the parser sees them, by the tree's depth before anything deparses it,
 // or by listen.max-nesting-depth.
 func TestCheckCommandRefusesDeepStatements(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	cfg := filepath.Join(root, "examples", "pgranger.toml")
 	cat := filepath.Join(root, "examples", "policies", "decisions.yaml")
 	lim := sqlrewrite.CurrentNestingLimits()
@@ -189,7 +190,7 @@ func TestCheckCommandRefusesDeepStatements(t *testing.T) {
 // policy.mask-dialect = "spark": check says so, and the masks are Spark's
 // under Kyuubi's plugin (a regexp_replace chain, md5, date_trunc).
 func TestCheckCommandSparkDialect(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	t.Setenv("PGRANGER_POLICY__MASK_DIALECT", "spark")
 	code, out, errOut := runCLI("check", "--config", filepath.Join(root, "examples", "pgranger.toml"),
 		"--catalog", filepath.Join(root, "examples", "policies", "decisions.yaml"), "--user", "bob",

@@ -4,13 +4,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 // The findings are tested in package lint; here, what the command prints,
 // with each finding's severity, and its exit status.
 func TestLintCommand(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(repoRoot(t), "lint", "testdata", "findings.json") // the findings of package lint's test
+	file := filepath.Join(testrepo.Root(t), "lint", "testdata", "findings.json") // the findings of package lint's test
 	code, out, errOut := runCLI("lint", "--at", "2026-01-01T00:00:00Z", file)
 	if code != 1 || !strings.Contains(errOut, "6 error(s), 6 warning(s)") {
 		t.Errorf("exit %d, want 1 (stderr %q)", code, errOut)
@@ -46,7 +48,7 @@ func TestLintCommand(t *testing.T) {
 	}
 	// The demo policies only lack owner labels: nine warnings, which pass
 	// unless --strict.
-	demo := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	demo := filepath.Join(testrepo.Root(t), "examples", "policies", "hive.json")
 	code, out, errOut = runCLI("lint", demo)
 	if code != 0 || strings.Count(out, "warning: policy ") != 9 || strings.Count(out, "has no owner label") != 9 ||
 		strings.Count(out, "\n") != 9 || !strings.Contains(errOut, "0 error(s), 9 warning(s)") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgranger/pgranger/internal/testrepo"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -14,7 +15,7 @@ import (
 // (a date) for some groups, hr.employees.email CUSTOM: one statement, with
 // pgranger's exact expression.
 func TestMasksStoredDDLOffline(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	cfg := filepath.Join(root, "examples", "pgranger.toml")
 	cat := filepath.Join(root, "examples", "policies", "decisions.yaml")
 	code, out, errOut := runCLI("masks", "--stored-ddl", "--config", cfg, "--catalog", cat)

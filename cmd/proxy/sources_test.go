@@ -74,7 +74,7 @@ func TestRangerSourceWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Loaded before serve listens.
-	if st := h.PolicyState(); st.Engine == nil || st.Unavailable != "" {
+	if st := h.Snapshot(); st.Engine == nil || st.Unavailable != "" {
 		t.Fatalf("after start: %+v\n%s", st, logs.String())
 	}
 	if srv.Requests(rangeradmin.DocUserStore) != 0 {
@@ -121,7 +121,7 @@ func TestFileSourceWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := h.Snapshot(); !st.Available || st.Versions.Policy != 3 || src.kind != "file" || src.rangerStatus != nil {
+	if st := h.Status(); !st.Available || st.Versions.Policy != 3 || src.kind != "file" || src.rangerStatus != nil {
 		t.Fatalf("after start: %+v\n%s", st, logs.String())
 	}
 	if fs, ok := src.store.(authoring.FileStore); !ok || fs.Files.Paths().Policies != path {
@@ -131,12 +131,12 @@ func TestFileSourceWiring(t *testing.T) {
 	if rep, err := src.Refresh(ctx); err != nil || rep.Error != "" || rep.Source != "file" || rep.Versions.Policies != 3 {
 		t.Errorf("refresh, files unchanged by size and time: %v %+v", err, rep)
 	}
-	if err := src.Reload(ctx); err != nil || h.Snapshot().Versions.Policy != 4 {
-		t.Errorf("reload: %v, version %d in force", err, h.Snapshot().Versions.Policy)
+	if err := src.Reload(ctx); err != nil || h.Status().Versions.Policy != 4 {
+		t.Errorf("reload: %v, version %d in force", err, h.Status().Versions.Policy)
 	}
 	os.WriteFile(path, []byte("{"), 0o644)
-	if err := src.Reload(ctx); err == nil || h.Snapshot().Versions.Policy != 4 || !strings.Contains(logs.String(), "policy files rejected") {
-		t.Errorf("files that do not parse: %v, version %d in force", err, h.Snapshot().Versions.Policy)
+	if err := src.Reload(ctx); err == nil || h.Status().Versions.Policy != 4 || !strings.Contains(logs.String(), "policy files rejected") {
+		t.Errorf("files that do not parse: %v, version %d in force", err, h.Status().Versions.Policy)
 	}
 }
 
@@ -161,7 +161,7 @@ func TestRangerSourceFailsClosedAndWarns(t *testing.T) {
 	if _, err := startPolicySource(ctx, cfg, h, log); err != nil {
 		t.Fatal(err)
 	}
-	st := h.PolicyState()
+	st := h.Snapshot()
 	if st.Engine != nil || !strings.Contains(st.Unavailable, "could not be downloaded from Ranger Admin") || strings.Contains(st.Unavailable, "127.0.0.1") {
 		t.Errorf("unreachable Ranger: %+v", st)
 	}

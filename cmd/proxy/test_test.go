@@ -9,8 +9,6 @@ import (
 	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
-func repoRoot(t *testing.T) string { return testrepo.Root(t) }
-
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut strings.Builder
 	code = run(args, &out, &errOut)
@@ -53,7 +51,7 @@ func TestTestCommandConformance(t *testing.T) {
 // The demo's decision table passes, in both styles (resource cases and SQL
 // cases).
 func TestTestCommandExampleDecisions(t *testing.T) {
-	file := filepath.Join(repoRoot(t), "examples", "policies", "decisions.yaml")
+	file := filepath.Join(testrepo.Root(t), "examples", "policies", "decisions.yaml")
 	code, out, errOut := runCLI("test", "-v", file)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
@@ -79,7 +77,7 @@ func writeFile(t *testing.T, dir, name, text string) string {
 // exits 1; a broken file counts as a failure.
 func TestTestCommandFailures(t *testing.T) {
 	dir := t.TempDir()
-	hive := filepath.Join(repoRoot(t), "examples", "policies", "hive.json")
+	hive := filepath.Join(testrepo.Root(t), "examples", "policies", "hive.json")
 	file := writeFile(t, dir, "d.yaml", `
 policies: `+hive+`
 users:
@@ -157,7 +155,7 @@ cases:
 // With --config, a decision table that names no policies uses the
 // configuration's policy files and static users.
 func TestTestCommandConfig(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	file := writeFile(t, t.TempDir(), "d.yaml", `
 cases:
   - name: alice from the config is in compliance

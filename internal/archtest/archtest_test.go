@@ -35,8 +35,6 @@ type listedPackage struct {
 	XTestImports []string
 }
 
-func repoRoot(t *testing.T) string { return testrepo.Root(t) }
-
 // readRules parses the table under "## Package map and import rules":
 // | `pkg` | layer | job | `a`, `b` or — | `c` or — |
 func readRules(t *testing.T, r io.Reader) map[string]rule {
@@ -129,7 +127,7 @@ func local(paths []string) []string {
 }
 
 func TestImportsFollowDocsArchitecture(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	f, err := os.Open(filepath.Join(root, "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -193,4 +191,39 @@ func advice(rules map[string]rule, pkg, imp string) string {
 		return fmt.Sprintf("%s is of layer %d, not below %s's %d: the dependency points the wrong way", imp, ir.layer, pkg, rules[pkg].layer)
 	}
 	return "if it belongs there, add it to the row (and say why in the commit)"
+}
+
+// forbidden are imports a package must not have even where the layers
+// would allow them, with the reason: the package map says what a package
+// may use, this what its job excludes.
+var forbidden = map[string]map[string]string{
+	// pgwire speaks the protocol: what a statement means, what the
+	// policies decide and what is audited are decided in sqlrewrite,
+	// policy and audit; pgwire hands SQL text over, relays the answer and
+	// reports the outcome (docs/architecture.md, "Package map and import rules").
+	"pgwire": {
+		"policy":                              "decisions and audit decisions come with the rewrite (sqlrewrite.Result.Audit)",
+		"policystate":                         "the policies in force come through sqlrewrite.PolicySource",
+		"ranger":                              "Ranger's documents are the policy sources' business",
+		"ranger/rangeradmin":                  "Ranger's documents are the policy sources' business",
+		"rangerexpr":                          "expressions are evaluated in policy and sqlrewrite",
+		"authoring":                           "authoring statements are handed to a pgwire.Author",
+		"github.com/pganalyze/pg_query_go/v6": "pgwire never parses or inspects a syntax tree",
+	},
+}
+
+func TestForbiddenImports(t *testing.T) {
+	for _, p := range goList(t, testrepo.Root(t)) {
+		name, _ := strings.CutPrefix(p.ImportPath, module+"/")
+		rules, ok := forbidden[name]
+		if !ok {
+			continue
+		}
+		for _, imp := range p.Imports {
+			rel, _ := strings.CutPrefix(imp, module+"/")
+			if why, bad := rules[rel]; bad {
+				t.Errorf("%s imports %s: %s", name, rel, why)
+			}
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/pgranger/pgranger/internal/testrepo"
 )
 
 // A citation names a document and one of its headings:
@@ -178,7 +180,7 @@ func cited(name string) bool {
 // repository points to a file that exists and, with #anchor, to one of
 // its headings. A renamed heading fails here until its citations follow.
 func TestDocCitations(t *testing.T) {
-	root := repoRoot(t)
+	root := testrepo.Root(t)
 	docs := map[string]*docFile{}
 	doc := func(path string) *docFile {
 		if d, ok := docs[path]; ok {

@@ -630,19 +630,19 @@ func (s *Suite) Answer(c *Case) Answer {
 	case "access":
 		d := access(eng, c)
 		a.Allowed, a.PolicyID, a.Reason = d.Allowed, rangerID(d.PolicyID), d.Reason
-		a.Audited = eng.AuditRequest(&c.Subject, c.Request, d)
+		a.Audited = evaluate(eng, c, policy.WantAudit, policy.Decided{Denied: !d.Allowed}).Audited
 	case "mask":
-		m := eng.MaskRequest(&c.Subject, c.Request)
+		m := evaluate(eng, c, policy.WantMask, policy.Decided{}).Mask
 		if m.Type == "" && m.PolicyID != 0 {
 			// The engine reports a matched MASK_NONE as no mask, with the
 			// deciding policy; Ranger's result names the type.
-			m.Type = "MASK_NONE"
+			m.Type = ranger.MaskTypeNone
 		}
 		a.MaskType, a.MaskedValue, a.PolicyID = m.Type, m.ValueExpr, rangerID(m.PolicyID)
 	case "accessinfo":
 		a.Info = eng.ResourceAccessInfo(c.Request)
 	case "rowfilter":
-		rf := eng.RowFilterRequest(&c.Subject, c.Request)
+		rf := evaluate(eng, c, policy.WantRowFilter, policy.Decided{}).RowFilter
 		a.PolicyID, a.Filters = -1, len(rf.Exprs)
 		if len(rf.Exprs) > 0 {
 			a.FilterExpr, a.PolicyID = strings.Join(rf.Exprs, " AND "), rf.PolicyIDs[0]
@@ -706,17 +706,24 @@ func (s *Suite) runCase(c *Case) Result {
 	return res
 }
 
+// evaluate asks eng the case's request for the parts want names.
+func evaluate(eng *policy.Engine, c *Case, want policy.Want, decided policy.Decided) policy.Result {
+	req := c.Request
+	req.Subject, req.Want, req.Decided = &c.Subject, want, decided
+	return *eng.Evaluate(&req)
+}
+
 // access evaluates the request's access type, or each of ACCESSTYPES
 // (allowed if any is, with ISANYACCESS; else if all are).
 func access(eng *policy.Engine, c *Case) policy.Decision {
 	if len(c.AccessTypes) == 0 {
-		return eng.AccessRequest(&c.Subject, c.Request)
+		return evaluate(eng, c, policy.WantAccess, policy.Decided{}).Access
 	}
 	var last policy.Decision
 	for _, at := range c.AccessTypes {
 		req := c.Request
-		req.Access = at
-		d := eng.AccessRequest(&c.Subject, req)
+		req.Subject, req.Access, req.Want = &c.Subject, at, policy.WantAccess
+		d := eng.Evaluate(&req).Access
 		if d.Allowed == c.AnyAccess {
 			return d
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/rangerexpr"
 )
 
@@ -74,23 +75,27 @@ func OracleAnswer(q *Request, a interop.BatchAnswer) Answer {
 
 // PgrangerAnswer asks pgranger's engine what q asks.
 func PgrangerAnswer(eng *policy.Engine, q *Request) Answer {
-	subj, req := q.subject(), q.policyRequest()
+	req := q.policyRequest()
+	req.Subject = q.subject()
 	switch q.Kind {
 	case "access":
-		d := eng.AccessRequest(subj, req)
-		return Answer{Allowed: d.Allowed, Audited: eng.AuditRequest(subj, req, d), PolicyID: rangerID(d.PolicyID)}
+		req.Want = policy.WantAccess | policy.WantAudit
+		res := eng.Evaluate(&req)
+		return Answer{Allowed: res.Access.Allowed, Audited: res.Audited, PolicyID: rangerID(res.Access.PolicyID)}
 	case "mask":
-		m := eng.MaskRequest(subj, req)
+		req.Want = policy.WantMask
+		m := eng.Evaluate(&req).Mask
 		a := Answer{MaskType: m.Type, PolicyID: rangerID(m.PolicyID)}
 		if m.Type == "" && m.PolicyID != 0 {
 			// pgranger reports a matched MASK_NONE as "unmasked" with
 			// its policy; Ranger's result names the type.
-			a.MaskType = "MASK_NONE"
+			a.MaskType = ranger.MaskTypeNone
 		}
 		a.ValueExpr, a.Err = expand(eng, q, m.ValueExpr, m.CurrentTag)
 		return a
 	}
-	rf := eng.RowFilterRequest(subj, req)
+	req.Want = policy.WantRowFilter
+	rf := eng.Evaluate(&req).RowFilter
 	a := Answer{PolicyID: -1}
 	if len(rf.Exprs) > 0 {
 		a.PolicyID = rf.PolicyIDs[0]
@@ -137,7 +142,7 @@ func expand(eng *policy.Engine, q *Request, s string, cur *policy.Tag) (string, 
 	if q.Column != "" {
 		env.Resource["column"] = q.Column
 	}
-	for _, t := range eng.TagsOf(subj, res, q.At) {
+	for _, t := range eng.Evaluate(&policy.Request{Subject: subj, Hive: res, At: q.At, Want: policy.WantTags}).Tags {
 		env.Tags = append(env.Tags, rangerexpr.Tag{Type: t.Type, Attributes: t.Attributes, MatchType: t.MatchType})
 	}
 	if cur != nil {

@@ -23,7 +23,7 @@ var (
 	// accessTypes are the hive service-def's (tempudfadmin, which "all"
 	// does not imply, among them).
 	accessTypes = []string{"select", "update", "create", "drop", "alter", "index", "lock", "all", "read", "write", "repladmin", "serviceadmin", "tempudfadmin", "refresh"}
-	maskTypes   = []string{"MASK", "MASK_SHOW_LAST_4", "MASK_SHOW_FIRST_4", "MASK_HASH", "MASK_NULL", "MASK_NONE", "MASK_DATE_SHOW_YEAR", "CUSTOM"}
+	maskTypes   = []string{ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash, ranger.MaskTypeNull, ranger.MaskTypeNone, ranger.MaskTypeDateShowYear, ranger.MaskTypeCustom}
 )
 
 // BaseTime is the access time requests are drawn around; validity
@@ -353,7 +353,7 @@ func (g *Gen) maskPolicy(tag bool) ranger.RangerPolicy {
 		it := ranger.RangerDataMaskPolicyItem{RangerPolicyItem: g.item([]string{"select"}, tag)}
 		mt := g.pick(maskTypes)
 		info := &ranger.RangerPolicyItemDataMaskInfo{DataMaskType: mt}
-		if mt == "CUSTOM" {
+		if mt == ranger.MaskTypeCustom {
 			info.ValueExpr = g.pick(customExprs)
 		}
 		if tag {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/policy"
+	"github.com/pgranger/pgranger/ranger"
 	"github.com/pgranger/pgranger/sqlrewrite"
 )
 
@@ -19,8 +20,8 @@ import (
 // part both engines do: the cast of the expression's result back to the
 // column type (Customs).
 var Masks = []string{
-	sqlrewrite.MaskTypeMask, sqlrewrite.MaskTypeShowLast4, sqlrewrite.MaskTypeShowFirst4, sqlrewrite.MaskTypeHash,
-	sqlrewrite.MaskTypeNull, sqlrewrite.MaskTypeNone, sqlrewrite.MaskTypeDateShowYear, sqlrewrite.MaskTypeCustom,
+	ranger.MaskTypeMask, ranger.MaskTypeShowLast4, ranger.MaskTypeShowFirst4, ranger.MaskTypeHash,
+	ranger.MaskTypeNull, ranger.MaskTypeNone, ranger.MaskTypeDateShowYear, ranger.MaskTypeCustom,
 }
 
 // Row is one value of a column and, for CUSTOM, the text its value
@@ -161,9 +162,9 @@ func (h *Harness) built(ctx context.Context, c Column) ([]string, error) {
 	out := make([]string, len(Masks))
 	for i, m := range Masks {
 		switch m {
-		case sqlrewrite.MaskTypeNone:
+		case ranger.MaskTypeNone:
 			out[i] = `"c"`
-		case sqlrewrite.MaskTypeCustom:
+		case ranger.MaskTypeCustom:
 			out[i] = `CAST(("s") AS ` + ct.SQLName + `)`
 		default:
 			if out[i], err = sqlrewrite.MaskSQL(m, ct, `"c"`, sqlrewrite.MaskOptions{}); err != nil {
@@ -222,7 +223,7 @@ func (h *Harness) check(ctx context.Context, c Column, rows []Row) ([]Mismatch, 
 	for j, m := range Masks {
 		for i, r := range rows {
 			in := r.Value
-			if m == sqlrewrite.MaskTypeCustom {
+			if m == ranger.MaskTypeCustom {
 				if r.Custom == nil {
 					continue
 				}
@@ -302,7 +303,7 @@ func (h *Harness) Hive(ctx context.Context, c Column, rows []Row) ([][]*string, 
 	for j, m := range Masks {
 		var err error
 		switch m {
-		case sqlrewrite.MaskTypeCustom:
+		case ranger.MaskTypeCustom:
 			out[j] = make([]*string, len(rows))
 			var res []*string
 			if res, err = h.hive.CastPG(ctx, c.PG, customs); err == nil {
@@ -310,7 +311,7 @@ func (h *Harness) Hive(ctx context.Context, c Column, rows []Row) ([][]*string, 
 					out[j][i] = res[k]
 				}
 			}
-		case sqlrewrite.MaskTypeNull, sqlrewrite.MaskTypeNone:
+		case ranger.MaskTypeNull, ranger.MaskTypeNone:
 			out[j], err = h.hive.MaskPG(ctx, interop.PGMaskRequest{MaskType: m, PGType: c.PG, Values: vals})
 		default:
 			out[j], err = h.hive.MaskPG(ctx, interop.PGMaskRequest{Transformer: h.transformers[m], PGType: c.PG, Values: vals})

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // NamedSection is the heading in docs/masks.md whose table lists the
@@ -35,7 +35,7 @@ var rules = map[string]rule{
 // January 1 lies before PostgreSQL's first date (4714-11-24 BC). Hive
 // returns that January 1; pgranger returns NULL.
 func yearBeforePostgres(m Mismatch) bool {
-	if m.Mask != sqlrewrite.MaskTypeDateShowYear || m.Column.Kind != KindDate || m.Value == nil || m.PG != nil || m.Hive == nil {
+	if m.Mask != ranger.MaskTypeDateShowYear || m.Column.Kind != KindDate || m.Value == nil || m.PG != nil || m.Hive == nil {
 		return false
 	}
 	return strings.HasSuffix(*m.Value, " BC") && strings.HasPrefix(*m.Value, "4714-") && *m.Hive == "4714-01-01 BC"

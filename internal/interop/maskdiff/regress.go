@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // Regression is a shrunk mismatch, stored as JSON under
@@ -70,7 +70,7 @@ func ReadRegressions(dir string) ([]Regression, error) {
 
 // row is the case as a row of its column's table.
 func (r Regression) row() Row {
-	if r.Mask == sqlrewrite.MaskTypeCustom {
+	if r.Mask == ranger.MaskTypeCustom {
 		return Row{Custom: r.Value}
 	}
 	return Row{Value: r.Value}

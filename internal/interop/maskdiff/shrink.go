@@ -3,7 +3,7 @@ package maskdiff
 import (
 	"context"
 
-	"github.com/pgranger/pgranger/sqlrewrite"
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // Shrink cuts a mismatch's string value down: it drops one character at a
@@ -13,7 +13,7 @@ import (
 // Integers, dates and the other types are one value already; they come
 // back as they are.
 func (h *Harness) Shrink(ctx context.Context, m Mismatch) (Mismatch, error) {
-	if m.Column.Kind != KindString && m.Mask != sqlrewrite.MaskTypeCustom {
+	if m.Column.Kind != KindString && m.Mask != ranger.MaskTypeCustom {
 		return m, nil
 	}
 	if m.Value == nil {
@@ -28,7 +28,7 @@ func (h *Harness) Shrink(ctx context.Context, m Mismatch) (Mismatch, error) {
 		rows := make([]Row, len(runes))
 		for i := range runes {
 			cand := string(runes[:i]) + string(runes[i+1:])
-			if m.Mask == sqlrewrite.MaskTypeCustom {
+			if m.Mask == ranger.MaskTypeCustom {
 				rows[i] = Row{Custom: &cand}
 			} else {
 				rows[i] = Row{Value: &cand}
