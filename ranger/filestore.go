@@ -110,14 +110,22 @@ func (s *FileStore) UpdateTags(change func(st *ServiceTags, now time.Time) (bool
 	return st, writeAtomic(s.paths.Tags, data)
 }
 
-// writeAtomic replaces path with data: a temporary file beside it,
-// synced, renamed over it, and the directory synced, so a reader sees the
-// old document or the new one and a crash leaves one of them.
+// writeAtomic replaces path with data, keeping the file's mode (0644 for
+// a new file): readers see the old document or the new one and a crash
+// leaves one of them.
 func writeAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
+	return WriteFileAtomic(path, data, mode)
+}
+
+// WriteFileAtomic replaces path with data in the given mode: a temporary
+// file in the same directory, synced, then renamed over path, and the
+// directory synced (best effort). The policy files and Ranger Admin's
+// disk cache are written this way.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

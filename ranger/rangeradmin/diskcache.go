@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pgranger/pgranger/ranger"
 )
 
 // diskCache keeps the last good documents of one service in a directory:
@@ -138,7 +140,7 @@ func (c *diskCache) store(entries map[Document]cacheEntry) error {
 		cd.File, cd.SHA256 = c.docFile(d), digest(e.body)
 		if c.written[d] != cd.SHA256 {
 			delete(c.written, d)
-			if err := writeFileAtomic(filepath.Join(c.dir, cd.File), e.body); err != nil {
+			if err := ranger.WriteFileAtomic(filepath.Join(c.dir, cd.File), e.body, 0o600); err != nil {
 				return err
 			}
 			c.written[d] = cd.SHA256
@@ -149,7 +151,7 @@ func (c *diskCache) store(entries map[Document]cacheEntry) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(c.statePath(), raw)
+	return ranger.WriteFileAtomic(c.statePath(), raw, 0o600)
 }
 
 // remove deletes the cache (the state first: without it nothing is loaded).
@@ -170,41 +172,4 @@ func (c *diskCache) remove() error {
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// writeFileAtomic replaces path with data (mode 0600): a temporary file in
-// the same directory, synced, then renamed over path.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
