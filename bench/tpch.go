@@ -364,10 +364,19 @@ func timeTargets(conns []*pgx.Conn, q tpch.Query, mode pgx.QueryExecMode) ([]flo
 			return nil, 0, fmt.Errorf("target %d returned %d rows, the copies %d, or other values", i, len(got)-1, len(want)-1)
 		}
 	}
-	times := make([][]float64, len(conns))
+	// Each run takes the targets in a rotated order, and every other
+	// cycle of rotations in reverse: a target then runs right after each
+	// other target as often as before it. Rotation alone put the floor
+	// right after pgranger in three runs of four, on the same pages and
+	// the same plan just executed, and never the other way round.
+	n := len(conns)
+	times := make([][]float64, n)
 	for r := 0; r < tpchRuns; r++ {
 		for j := range conns {
-			k := (r + j) % len(conns)
+			k := (r + j) % n
+			if (r/n)%2 == 1 {
+				k = ((r-j)%n + n) % n
+			}
 			_, d, err := run(conns[k])
 			if err != nil {
 				return nil, 0, err
