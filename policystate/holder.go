@@ -80,31 +80,9 @@ type loadedEngine struct {
 	engine     *policy.Engine // nil after clear
 	bundle     *ranger.Bundle // what engine was built from
 	generation uint64
-	versions   Versions
+	versions   ranger.Versions
 	cleared    string // why there is no engine (set by clear)
 	at         time.Time
-}
-
-// Versions are the versions of the documents in force (-1 = none).
-type Versions struct {
-	Policy, Tag, Role, UserStore int64
-}
-
-func versionsOf(b *ranger.Bundle) Versions {
-	v := Versions{-1, -1, -1, -1}
-	if b.Policies != nil {
-		v.Policy = b.Policies.PolicyVersion
-	}
-	if b.Tags != nil {
-		v.Tag = b.Tags.TagVersion
-	}
-	if b.Roles != nil {
-		v.Role = b.Roles.RoleVersion
-	}
-	if b.UserStore != nil {
-		v.UserStore = b.UserStore.UserStoreVersion
-	}
-	return v
 }
 
 // Install builds an engine from b; a bundle the engine rejects counts as a
@@ -119,11 +97,11 @@ func (h *Holder) Install(b *ranger.Bundle) error {
 		}
 		return err
 	}
-	le := &loadedEngine{engine: eng, bundle: b, generation: h.gen.Add(1), versions: versionsOf(b), at: time.Now()}
+	le := &loadedEngine{engine: eng, bundle: b, generation: h.gen.Add(1), versions: b.Versions(), at: time.Now()}
 	h.cur.Store(le)
 	h.rejectedAt.Store(nil)
 	h.log.Info("policies loaded", "service", eng.ServiceName(), "policyVersion", eng.PolicyVersion(),
-		"tagVersion", le.versions.Tag, "roleVersion", le.versions.Role, "userStoreVersion", le.versions.UserStore, "generation", le.generation)
+		"tagVersion", le.versions.Tags, "roleVersion", le.versions.Roles, "userStoreVersion", le.versions.UserStore, "generation", le.generation)
 	return nil
 }
 
@@ -134,7 +112,7 @@ func (h *Holder) Clear(reason string) {
 	if le := h.cur.Load(); le != nil && le.engine == nil && le.cleared == reason {
 		return
 	}
-	h.cur.Store(&loadedEngine{generation: h.gen.Add(1), versions: Versions{-1, -1, -1, -1}, cleared: reason, at: time.Now()})
+	h.cur.Store(&loadedEngine{generation: h.gen.Add(1), versions: ranger.NoVersions(), cleared: reason, at: time.Now()})
 	h.log.Warn("policies dropped; governed statements are denied", "reason", reason)
 }
 
@@ -204,7 +182,7 @@ type Status struct {
 	Available   bool
 	Reason      string // why not available
 	Generation  uint64
-	Versions    Versions
+	Versions    ranger.Versions
 	LastSuccess time.Time // zero when nothing is in force
 }
 
@@ -212,7 +190,7 @@ type Status struct {
 func (h *Holder) Status() Status {
 	st := h.Snapshot()
 	out := Status{Available: st.Engine != nil && st.Unavailable == "", Reason: st.Unavailable, Generation: st.Generation,
-		Versions: Versions{-1, -1, -1, -1}}
+		Versions: ranger.NoVersions()}
 	if le := h.cur.Load(); le != nil {
 		out.Versions = le.versions
 		if le.engine != nil {

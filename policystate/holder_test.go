@@ -37,7 +37,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 		t.Fatalf("after install: %+v", st)
 	}
 	g1 := st.Generation
-	if snap := h.Status(); !snap.Available || snap.Versions != (Versions{3, -1, 9, -1}) {
+	if snap := h.Status(); !snap.Available || snap.Versions != (ranger.Versions{Policies: 3, Tags: -1, Roles: 9, UserStore: -1}) {
 		t.Errorf("snapshot: %+v", snap)
 	}
 
@@ -76,7 +76,7 @@ func TestPolicyHolderFailsClosed(t *testing.T) {
 	if st.Engine != nil || !strings.Contains(st.Unavailable, "does not exist") || st.Generation == g2 {
 		t.Errorf("cleared: %+v", st)
 	}
-	if snap := h.Status(); snap.Available || snap.Versions.Policy != -1 || !snap.LastSuccess.IsZero() {
+	if snap := h.Status(); snap.Available || snap.Versions.Policies != -1 || !snap.LastSuccess.IsZero() {
 		t.Errorf("snapshot after clear: %+v", snap)
 	}
 	h.Clear(`Ranger Admin reports that service "hive" does not exist`)

@@ -18,11 +18,11 @@ type Versions struct {
 }
 
 // NoVersions is the Versions of an empty bundle.
-var NoVersions = Versions{-1, -1, -1, -1}
+func NoVersions() Versions { return Versions{-1, -1, -1, -1} }
 
 // Versions returns the versions of b's documents.
 func (b *Bundle) Versions() Versions {
-	v := NoVersions
+	v := NoVersions()
 	if b == nil {
 		return v
 	}

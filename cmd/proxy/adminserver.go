@@ -55,7 +55,7 @@ func startAdmin(ctx context.Context, cfg *config.Config, holder *policystate.Hol
 			st := holder.Status()
 			return admin.PolicyStatus{
 				Source: src.kind, Available: st.Available, Reason: st.Reason, Generation: st.Generation,
-				PolicyVersion: st.Versions.Policy, TagVersion: st.Versions.Tag, RoleVersion: st.Versions.Role, UserStoreVersion: st.Versions.UserStore,
+				PolicyVersion: st.Versions.Policies, TagVersion: st.Versions.Tags, RoleVersion: st.Versions.Roles, UserStoreVersion: st.Versions.UserStore,
 				LastSuccess: st.LastSuccess, TTL: holder.TTL(), Ends: policyEnds(holder.Bundle()),
 			}
 		},

@@ -121,7 +121,7 @@ func TestFileSourceWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := h.Status(); !st.Available || st.Versions.Policy != 3 || src.kind != "file" || src.rangerStatus != nil {
+	if st := h.Status(); !st.Available || st.Versions.Policies != 3 || src.kind != "file" || src.rangerStatus != nil {
 		t.Fatalf("after start: %+v\n%s", st, logs.String())
 	}
 	if fs, ok := src.store.(authoring.FileStore); !ok || fs.Files.Paths().Policies != path {
@@ -131,12 +131,12 @@ func TestFileSourceWiring(t *testing.T) {
 	if rep, err := src.Refresh(ctx); err != nil || rep.Error != "" || rep.Source != "file" || rep.Versions.Policies != 3 {
 		t.Errorf("refresh, files unchanged by size and time: %v %+v", err, rep)
 	}
-	if err := src.Reload(ctx); err != nil || h.Status().Versions.Policy != 4 {
-		t.Errorf("reload: %v, version %d in force", err, h.Status().Versions.Policy)
+	if err := src.Reload(ctx); err != nil || h.Status().Versions.Policies != 4 {
+		t.Errorf("reload: %v, version %d in force", err, h.Status().Versions.Policies)
 	}
 	os.WriteFile(path, []byte("{"), 0o644)
-	if err := src.Reload(ctx); err == nil || h.Status().Versions.Policy != 4 || !strings.Contains(logs.String(), "policy files rejected") {
-		t.Errorf("files that do not parse: %v, version %d in force", err, h.Status().Versions.Policy)
+	if err := src.Reload(ctx); err == nil || h.Status().Versions.Policies != 4 || !strings.Contains(logs.String(), "policy files rejected") {
+		t.Errorf("files that do not parse: %v, version %d in force", err, h.Status().Versions.Policies)
 	}
 }
 

@@ -78,7 +78,7 @@ func New(cfg Config) (*Source, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Source{cfg: cfg, round: make(chan struct{}, 1), installed: ranger.NoVersions}, nil
+	return &Source{cfg: cfg, round: make(chan struct{}, 1), installed: ranger.NoVersions()}, nil
 }
 
 // Paths are the files the source reads.

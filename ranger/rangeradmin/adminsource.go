@@ -661,7 +661,7 @@ func (s *AdminSource) logRound(results map[Document]FetchResult, installErr erro
 func (s *AdminSource) report(results map[Document]FetchResult) ranger.Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := ranger.Report{Source: "ranger", Versions: ranger.NoVersions, Results: map[string]ranger.DocumentResult{}, Breaker: s.breaker.state(time.Now())}
+	rep := ranger.Report{Source: "ranger", Versions: ranger.NoVersions(), Results: map[string]ranger.DocumentResult{}, Breaker: s.breaker.state(time.Now())}
 	for _, d := range s.cfg.Documents {
 		switch v := s.docs[d].version; d {
 		case DocPolicies:
