@@ -1,15 +1,14 @@
 package diffgen
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"regexp"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/ranger"
 )
 
@@ -304,60 +303,20 @@ func isTag(b *ranger.Bundle, p *ranger.RangerPolicy) bool {
 	return ok
 }
 
-var nameCell = regexp.MustCompile("^`([a-z0-9-]+)`$")
-
 // ParseNamed reads the table under NamedSection of the document at path
 // and keeps the rows for Ranger release version: the first column is a
 // difference's name in backquotes, the second the releases it holds for
 // ("all", or releases separated by commas).
 func ParseNamed(path, version string) (*Named, error) {
-	f, err := os.Open(path)
+	rows, err := interop.ReadNamed(path, NamedSection, "internal/interop/diffgen",
+		[]string{"name", "Ranger releases", "Ranger", "pgranger", "why"}, slices.Collect(maps.Keys(rules)))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	n := &Named{names: map[string]bool{}}
-	seen := map[string]bool{}
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "## ") {
-			in = line == NamedSection
-			continue
-		}
-		if !in || !strings.HasPrefix(line, "|") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		first := strings.TrimSpace(cells[0])
-		if first == "name" || strings.HasPrefix(first, "---") {
-			continue
-		}
-		m := nameCell.FindStringSubmatch(first)
-		if m == nil {
-			return nil, fmt.Errorf("%s: a row of %q names no difference in backquotes: %s", path, NamedSection, line)
-		}
-		if len(cells) != 5 {
-			return nil, fmt.Errorf("%s: row %s: want 5 cells (name, Ranger releases, Ranger, pgranger, why), got %d", path, m[1], len(cells))
-		}
-		if _, ok := rules[m[1]]; !ok {
-			return nil, fmt.Errorf("%s: difference %s has no rule in internal/interop/diffgen that recognises it", path, m[1])
-		}
-		seen[m[1]] = true
-		if forVersion(strings.TrimSpace(cells[1]), version) {
-			n.names[m[1]] = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(seen) == 0 {
-		return nil, fmt.Errorf("%s: no table under %q", path, NamedSection)
-	}
-	for name := range rules {
-		if !seen[name] {
-			return nil, fmt.Errorf("%s: the rule %s of internal/interop/diffgen has no row under %q", path, name, NamedSection)
+	for _, r := range rows {
+		if forVersion(r.Cells[0], version) {
+			n.names[r.Name] = true
 		}
 	}
 	return n, nil

@@ -1,13 +1,12 @@
 package maskdiff
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"regexp"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/pgranger/pgranger/internal/interop"
 	"github.com/pgranger/pgranger/ranger"
 )
 
@@ -41,60 +40,19 @@ func yearBeforePostgres(m Mismatch) bool {
 	return strings.HasSuffix(*m.Value, " BC") && strings.HasPrefix(*m.Value, "4714-") && *m.Hive == "4714-01-01 BC"
 }
 
-var nameCell = regexp.MustCompile("^`([a-z0-9-]+)`$")
-
 // ParseNamed reads the table under NamedSection of the document at path:
 // five cells a row (name in backquotes, column types, Hive, pgranger,
 // why).
 func ParseNamed(path string) (*Named, error) {
-	f, err := os.Open(path)
+	rows, err := interop.ReadNamed(path, NamedSection, "internal/interop/maskdiff",
+		[]string{"name", "column types", "Hive", "pgranger", "why"}, slices.Collect(maps.Keys(rules)))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	n := &Named{}
-	seen := map[string]bool{}
-	in, table := false, false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "## ") {
-			in = line == NamedSection
-			continue
-		}
-		if !in || !strings.HasPrefix(line, "|") {
-			continue
-		}
-		table = true
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		first := strings.TrimSpace(cells[0])
-		if first == "name" || strings.HasPrefix(first, "---") {
-			continue
-		}
-		m := nameCell.FindStringSubmatch(first)
-		if m == nil {
-			return nil, fmt.Errorf("%s: a row of %q names no difference in backquotes: %s", path, NamedSection, line)
-		}
-		if len(cells) != 5 {
-			return nil, fmt.Errorf("%s: row %s: want 5 cells (name, column types, Hive, pgranger, why), got %d", path, m[1], len(cells))
-		}
-		if _, ok := rules[m[1]]; !ok {
-			return nil, fmt.Errorf("%s: difference %s has no rule in internal/interop/maskdiff that recognises it", path, m[1])
-		}
-		if !seen[m[1]] {
-			seen[m[1]] = true
-			n.names = append(n.names, m[1])
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if !table {
-		return nil, fmt.Errorf("%s: no table under %q", path, NamedSection)
-	}
-	for name := range rules {
-		if !seen[name] {
-			return nil, fmt.Errorf("%s: the rule %s of internal/interop/maskdiff has no row under %q", path, name, NamedSection)
+	for _, r := range rows {
+		if !slices.Contains(n.names, r.Name) {
+			n.names = append(n.names, r.Name)
 		}
 	}
 	sort.Strings(n.names)
